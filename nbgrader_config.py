@@ -1,0 +1,46 @@
+"""nbgrader configuration of the course: the repository is the course root.
+
+Grading runs outside the learner's kernel: `SafeExecute` runs the notebook (a dead or
+hanging kernel loses nothing else), then `IsolatedGrades` replaces the output of every
+grade cell with the verdict of `helpers.grader`, which imports the learner's answer
+cells in a separate, limited process and compares with `helpers.reference`.
+"""
+
+import os
+
+c = get_config()  # noqa: F821  (provided by nbgrader when it loads this file)
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+
+c.CourseDirectory.root = ROOT
+c.CourseDirectory.course_id = "positional-encodings"
+c.CourseDirectory.release_directory = "notebooks"
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "rope_report.json", "rope_report.md"]
+
+# One cell may run this long in the kernel before it is interrupted.
+c.Execute.timeout = 120
+# A learner who deletes a graded cell still gets it back (scored from the isolated grader).
+c.OverwriteCells.add_missing_cells = True
+
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+
+c.Autograde.autograde_preprocessors = [
+    "helpers.nbgrader_plugin.SafeExecute",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "helpers.nbgrader_plugin.IsolatedGrades",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+
+# Feedback shows the grader's messages, never the hidden tests' source (nbgrader #917).
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "helpers.nbgrader_plugin.HideHiddenTests",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+]
+
+if os.environ.get("PE_COURSE_EXCHANGE"):
+    c.Exchange.root = os.environ["PE_COURSE_EXCHANGE"]
