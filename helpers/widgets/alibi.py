@@ -1,0 +1,239 @@
+"""Explorer of notebook 07_alibi: ALiBi's bias matrices and how far each head looks.
+
+``alibi_explorer(alibi_slopes=..., alibi_bias=..., mean_attention_distance=...)`` draws,
+for ``heads`` heads and ``seq_len`` tokens, with the learner's own functions:
+
+1. the bias matrix of every head, tiled into one image (masked entries in grey);
+2. the attention weights of the query at ``pos`` over the keys, one line per head, for a
+   query with no content preference (weights = softmax of the bias row): straight lines
+   on a log axis, because the bias is linear in the distance;
+3. the mean attention distance of each head against its slope: steep heads look locally.
+
+Sliders: ``heads``, ``seq_len``, ``pos`` (the query shown in panel 2) and ``causal``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib import colormaps
+from matplotlib.figure import Figure
+
+from helpers.widgets.base import Explorer, int_slider, interactive
+
+__all__ = ["AlibiExplorer", "alibi_explorer", "bench_explorers", "bias_mosaic"]
+
+MAX_HEADS = 16
+TILE = 64  # pixels per head tile: longer sequences are sampled down to this
+BIAS_FLOOR = -8.0  # biases below this get the darkest colour (exp(-8) = 3e-4)
+MASKED = BIAS_FLOOR - 1.0  # stand-in for -inf, drawn in the colormap's "under" colour
+WEIGHT_FLOOR = 1e-6  # the lowest weight panel 2 shows
+
+
+def _softmax_rows(scores: np.ndarray) -> np.ndarray:
+    """Stable softmax over the last axis (rows that are -inf except some entries work)."""
+    e = np.subtract(scores, np.max(scores, axis=-1, keepdims=True))
+    np.exp(e, out=e)
+    e /= np.sum(e, axis=-1, keepdims=True)
+    return e
+
+
+def bias_mosaic(bias: np.ndarray, tile: int = TILE) -> tuple[np.ndarray, int, int]:
+    """Tile per-head bias matrices ``(h, L, L)`` into one image ``(rows, cols)`` of tiles.
+
+    Each matrix is sampled down to at most ``tile`` evenly spaced rows and columns,
+    finite values are clipped at ``BIAS_FLOOR``, ``-inf`` becomes ``MASKED`` and the
+    one-pixel gaps between tiles are NaN. Heads fill the tiles row by row.
+    """
+    h, L, _ = bias.shape
+    cols = math.ceil(math.sqrt(h))
+    rows = math.ceil(h / cols)
+    idx = np.unique(np.linspace(0, L - 1, min(L, tile)).round().astype(int))
+    t = idx.size
+    small = bias[:, idx[:, None], idx[None, :]]
+    shown = np.where(np.isneginf(small), MASKED, np.maximum(small, BIAS_FLOOR))
+    image = np.full((rows * (t + 1) - 1, cols * (t + 1) - 1), np.nan)
+    for head in range(h):  # one copy per head tile (at most MAX_HEADS)
+        r, c = divmod(head, cols)
+        image[r * (t + 1) : r * (t + 1) + t, c * (t + 1) : c * (t + 1) + t] = shown[head]
+    return image, rows, cols
+
+
+class AlibiExplorer(Explorer):
+    """Bias heatmaps per head, one query's weights, and the mean distance of each head."""
+
+    def __init__(
+        self,
+        alibi_slopes: Callable,
+        alibi_bias: Callable,
+        mean_attention_distance: Callable,
+        heads: int = 8,
+        seq_len: int = 64,
+        pos: int | None = None,
+        causal: bool = True,
+    ):
+        self.alibi_slopes = alibi_slopes
+        self.alibi_bias = alibi_bias
+        self.mean_attention_distance = mean_attention_distance
+        self._quiet = False
+        self.slopes = self.bias = self.weights = self.distances = None
+        self.uniform_distance = None
+        pos = seq_len - 1 if pos is None else pos
+        controls = {
+            "heads": int_slider("heads", heads, 1, MAX_HEADS),
+            "seq_len": int_slider("seq_len", seq_len, 2, 1024),
+            "pos": int_slider("pos", pos, 0, seq_len - 1),
+            "causal": widgets.Checkbox(value=causal, description="causal"),
+        }
+        super().__init__(controls, figsize=(12.5, 4.0), title="ALiBi: a distance penalty per head")
+
+    # -- drawing ----------------------------------------------------------------------
+    def draw(self, fig: Figure) -> None:
+        # Fixed axes (no layout engine): the layout is not recomputed at every move.
+        fig.set_layout_engine(None)
+        ax_bias = fig.add_axes((0.01, 0.06, 0.25, 0.80))
+        ax_bar = fig.add_axes((0.265, 0.16, 0.008, 0.60))
+        ax_row = fig.add_axes((0.375, 0.13, 0.31, 0.73))
+        ax_dist = fig.add_axes((0.755, 0.13, 0.235, 0.73))
+        self.ax_bias, self.ax_row, self.ax_dist = ax_bias, ax_row, ax_dist
+
+        cmap = colormaps["magma"].with_extremes(under="#c8c8c8", bad="white")
+        self.mosaic = ax_bias.imshow(
+            np.zeros((2, 2)), cmap=cmap, vmin=BIAS_FLOOR, vmax=0.0, interpolation="nearest"
+        )
+        ax_bias.set_axis_off()
+        bar = fig.colorbar(self.mosaic, cax=ax_bar, extend="min", ticks=[-8, -4, 0])
+        bar.ax.tick_params(labelsize=8)
+        bar.set_label("bias (grey: -inf)", fontsize=8)
+        self.bias_title = ax_bias.set_title("", fontsize=10)
+        self.tile_labels = [
+            ax_bias.text(
+                0,
+                0,
+                "",
+                color="white",
+                fontsize=7,
+                va="top",
+                ha="left",
+                bbox={"facecolor": "black", "alpha": 0.5, "pad": 1, "lw": 0},
+            )
+            for _ in range(MAX_HEADS)
+        ]
+
+        self.row_lines = [ax_row.plot([], [], lw=1.4)[0] for _ in range(MAX_HEADS)]
+        self.pos_line = ax_row.axvline(0, color="0.4", ls=":", lw=1)
+        ax_row.set_yscale("log")
+        ax_row.set_ylim(WEIGHT_FLOOR, 1.5)
+        ax_row.set_yticks([1e-6, 1e-4, 1e-2, 1.0], ["1e-6", "1e-4", "0.01", "1"])
+        ax_row.minorticks_off()
+        ax_row.set_xlabel("key position j")
+        ax_row.set_ylabel("attention weight (log scale)")
+        ax_row.text(
+            0.02,
+            0.97,
+            "dark: steepest slope\nlight: flattest slope",
+            transform=ax_row.transAxes,
+            ha="left",
+            va="top",
+            fontsize=8,
+        )
+        self.row_title = ax_row.set_title("", fontsize=10)
+
+        self.dist_points = ax_dist.scatter([], [], s=36, zorder=3, edgecolors="black", lw=0.5)
+        self.uniform_line = ax_dist.axhline(1.0, color="0.4", ls="--", lw=1)
+        self.uniform_text = ax_dist.text(
+            0.6, 1.0, "no bias (uniform)", ha="left", va="bottom", fontsize=8, color="0.3"
+        )
+        ax_dist.set_yscale("log")
+        ax_dist.set_ylim(0.3, 1500)
+        ax_dist.set_yticks([1, 10, 100, 1000], ["1", "10", "100", "1000"])
+        ax_dist.minorticks_off()
+        ax_dist.set_xlim(0.4, 8.6)
+        ax_dist.set_xticks([1, 3, 5, 7], ["1/2", "1/8", "1/32", "1/128"])
+        ax_dist.set_xlabel("slope (log scale)")
+        ax_dist.set_ylabel("mean attention distance (tokens)")
+        ax_dist.grid(alpha=0.3)
+        ax_dist.set_title("steep heads look locally", fontsize=10)
+
+    def update(self, heads: int, seq_len: int, pos: int, causal: bool) -> None:
+        pos = min(int(pos), int(seq_len) - 1)
+        slopes = np.asarray(self.alibi_slopes(heads), dtype=np.float64)
+        bias = np.asarray(self.alibi_bias(heads, seq_len, causal=causal), dtype=np.float64)
+        weights = _softmax_rows(bias)  # a query with no content preference
+        distances = np.asarray(self.mean_attention_distance(weights), dtype=np.float64)
+        uniform = _softmax_rows(np.where(np.isneginf(bias[:1]), -np.inf, 0.0))
+        self.uniform_distance = float(self.mean_attention_distance(uniform)[0])
+        self.slopes, self.bias, self.weights, self.distances = slopes, bias, weights, distances
+        steepness = -np.log2(slopes)  # 1 for slope 1/2, 8 for slope 1/256
+        rank = np.argsort(np.argsort(steepness))  # 0 for the steepest head
+        colours = colormaps["viridis"](np.linspace(0.0, 0.9, heads))[rank]
+
+        image, _, cols = bias_mosaic(bias)
+        self.mosaic.set_data(image)
+        self.mosaic.set_extent((-0.5, image.shape[1] - 0.5, image.shape[0] - 0.5, -0.5))
+        step = (image.shape[1] + 1) / cols
+        for h, label in enumerate(self.tile_labels):
+            label.set_visible(h < heads)
+            if h < heads:
+                r, c = divmod(h, cols)
+                label.set_position((c * step + 1, r * step + 1))
+                label.set_text(f"1/{1 / slopes[h]:.3g}")
+        kind = "causal" if causal else "symmetric"
+        self.bias_title.set_text(f"{kind} bias of {heads} heads, L = {seq_len}")
+
+        j = np.arange(seq_len)
+        for h, line in enumerate(self.row_lines):
+            line.set_visible(h < heads)
+            if h < heads:
+                row = weights[h, pos]
+                line.set_data(j, np.where(row > 0, row, np.nan))
+                line.set_color(colours[h])
+        self.pos_line.set_xdata([pos, pos])
+        self.ax_row.set_xlim(-0.5, seq_len - 0.5)
+        self.row_title.set_text(f"weights of the query at pos = {pos}, no content")
+
+        self.dist_points.set_offsets(np.column_stack([steepness, distances]))
+        self.dist_points.set_facecolor(colours)
+        self.uniform_line.set_ydata([self.uniform_distance] * 2)
+        self.uniform_text.set_y(self.uniform_distance)
+
+    # -- keep pos inside the sequence ---------------------------------------------------
+    def _on_change(self, change) -> None:
+        if self._quiet:
+            return
+        if change["owner"] is self.controls["seq_len"]:
+            self._quiet = True
+            try:
+                self.controls["pos"].max = int(change["new"]) - 1
+            finally:
+                self._quiet = False
+        self.refresh()
+
+
+def alibi_explorer(
+    *,
+    alibi_slopes: Callable,
+    alibi_bias: Callable,
+    mean_attention_distance: Callable,
+    heads: int = 8,
+    seq_len: int = 64,
+    pos: int | None = None,
+    causal: bool = True,
+) -> AlibiExplorer | None:
+    """The ALiBi explorer built on the learner's functions, or None while nbgrader runs."""
+    if not interactive():
+        return None
+    return AlibiExplorer(
+        alibi_slopes, alibi_bias, mean_attention_distance, heads, seq_len, pos, causal
+    )
+
+
+def bench_explorers(ref) -> list[tuple[str, Explorer, dict]]:
+    """This module's explorers built on the reference module ``ref``, with new slider values."""
+    explorer = AlibiExplorer(
+        ref.alibi_slopes, ref.alibi_bias, ref.mean_attention_distance, heads=8, seq_len=512
+    )
+    return [("alibi_explorer", explorer, {"heads": 12, "pos": 300})]

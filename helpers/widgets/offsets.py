@@ -1,0 +1,179 @@
+"""Explorer of notebook 08_offsets: one offset measured at many starts, three methods.
+
+``offsets_explorer(offset_scan=..., spread=..., alibi_score=...)`` places the query at
+``start + offset`` and the key at ``start`` and draws, with the learner's own functions:
+
+1. the score against the start for RoPE (flat), additive sin/cos positions (it wobbles:
+   the cross terms ``q . P[n]`` and ``P[m] . k`` depend on the absolute positions) and
+   ALiBi (flat), with markers at the listed starts,
+   one panel per method, side by side;
+2. the spread (max - min) of each method over the listed starts, in the panel titles.
+
+Sliders: ``offset``, ``base``, ``d`` and a text box with the list of starts. The query and
+key are seed 004's demo vectors, ``q[j] = cos(0.7 j + 0.3)``, ``k[j] = sin(0.4 j + 1.1)``,
+at length ``d`` (at d = 64 they are ``demo_vectors()``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.figure import Figure
+
+from helpers.widgets.base import Explorer, int_slider, interactive, log_slider
+
+__all__ = [
+    "OffsetsExplorer",
+    "bench_explorers",
+    "default_alibi_score",
+    "demo_pair",
+    "offsets_explorer",
+    "parse_starts",
+]
+
+METHODS = ("RoPE", "additive", "ALiBi")
+COLOURS = {"RoPE": "tab:blue", "additive": "tab:orange", "ALiBi": "tab:green"}
+DENSE = 160  # starts on the background curves
+XTICKS = (0, 10, 100, 1000, 10000, 100000)
+
+
+def parse_starts(text: str) -> list[int]:
+    """``"3, 10, 100, 4000"`` -> ``[3, 10, 100, 4000]``; anything else raises ValueError."""
+    parts = [p for p in str(text).replace(";", ",").replace(" ", ",").split(",") if p]
+    try:
+        starts = [int(p) for p in parts]
+    except ValueError:
+        raise ValueError(f"starts must be integers separated by commas, got {text!r}") from None
+    if not starts or min(starts) < 0:
+        raise ValueError(f"starts must be one or more integers >= 0, got {text!r}")
+    return starts
+
+
+def demo_pair(d: int) -> tuple[np.ndarray, np.ndarray]:
+    """Seed 004's query and key at length d: ``cos(0.7 j + 0.3)`` and ``sin(0.4 j + 1.1)``."""
+    j = np.arange(d, dtype=np.float64)
+    return np.cos(0.7 * j + 0.3), np.sin(0.4 * j + 1.1)
+
+
+def default_alibi_score(q, k, m, n, slope: float = 0.5) -> float:
+    """ALiBi's score of a query at m and a key at n: ``q . k - slope * |m - n|``."""
+    return float(np.dot(q, k)) - slope * abs(m - n)
+
+
+class OffsetsExplorer(Explorer):
+    """The score of one offset at many starts, for RoPE, additive positions and ALiBi."""
+
+    def __init__(
+        self,
+        offset_scan: Callable,
+        spread: Callable,
+        alibi_score: Callable | None = None,
+        offset: int = 2,
+        base: float = 10000.0,
+        d: int = 64,
+        starts: str = "3, 10, 100, 4000",
+        slope: float = 0.5,
+    ):
+        self.offset_scan = offset_scan
+        self.spread = spread
+        self.alibi_score = alibi_score or default_alibi_score
+        self.slope = float(slope)
+        self.scan = self.dense = None
+        self.spreads: dict[str, float] = {}
+        controls = {
+            "offset": int_slider("offset", offset, 0, 64),
+            "base": log_slider("base", base, 2.0, 6.0),
+            "d": int_slider("d", d, 2, 512, 2),
+            "starts": widgets.Text(value=starts, description="starts", continuous_update=False),
+        }
+        super().__init__(controls, figsize=(12.0, 3.8), title="One offset, many starts")
+
+    def draw(self, fig: Figure) -> None:
+        # Fixed axes (no layout engine): the layout is not recomputed at every move.
+        fig.set_layout_engine(None)
+        self.axes, self.curves, self.markers, self.titles = {}, {}, {}, {}
+        for col, name in enumerate(METHODS):
+            ax = self.axes[name] = fig.add_axes((0.06 + col * 0.325, 0.14, 0.265, 0.72))
+            colour = COLOURS[name]
+            (self.curves[name],) = ax.plot(
+                [], [], color=colour, lw=1.2, alpha=0.7, label="every start"
+            )
+            (self.markers[name],) = ax.plot(
+                [],
+                [],
+                ls="none",
+                marker="o",
+                ms=6,
+                color=colour,
+                markeredgecolor="black",
+                markeredgewidth=0.6,
+                label="listed starts",
+            )
+            ax.set_xscale("symlog", linthresh=1.0, linscale=0.5)
+            ax.set_xticks(XTICKS, [f"{t:g}" for t in XTICKS])
+            ax.minorticks_off()
+            ax.set_xlabel("start s (symlog)")
+            ax.grid(alpha=0.3)
+            self.titles[name] = ax.set_title("", fontsize=10)
+        self.axes["RoPE"].set_ylabel("score of query at s + offset, key at s")
+        self.axes["RoPE"].legend(loc="lower left", fontsize=8)
+        self.suptitle = fig.suptitle("", fontsize=10, y=0.985)
+
+    def update(self, offset: int, base: float, d: int, starts: str) -> None:
+        listed = parse_starts(starts)
+        q, k = demo_pair(d)
+        top = max(max(listed), 10)
+        dense = np.unique(np.concatenate([[0], np.geomspace(1, top * 1.5, DENSE).round(), listed]))
+        dense = [int(s) for s in dense]
+        scan = list(self.offset_scan(q, k, offset, listed, base))
+        full = list(self.offset_scan(q, k, offset, dense, base))
+        alibi = [self.alibi_score(q, k, s + offset, s, self.slope) for s in listed]
+        alibi_full = [self.alibi_score(q, k, s + offset, s, self.slope) for s in dense]
+        self.scan, self.dense = scan, full
+        values = {
+            "RoPE": ([r for _, r, _ in scan], [r for _, r, _ in full]),
+            "additive": ([a for _, _, a in scan], [a for _, _, a in full]),
+            "ALiBi": (alibi, alibi_full),
+        }
+        for name, (at_starts, along) in values.items():
+            self.curves[name].set_data(dense, along)
+            self.markers[name].set_data(listed, at_starts)
+            value = self.spreads[name] = float(self.spread(at_starts))
+            shown = "0 (exact)" if value == 0 else f"{value:.3g}"
+            self.titles[name].set_text(f"{name}: spread {shown}")
+            # flat curves stay flat on screen: at least +-1 around the middle
+            lo, hi = float(np.min(along)), float(np.max(along))
+            mid, half = (lo + hi) / 2, max((hi - lo) / 2 * 1.15, 1.0)
+            ax = self.axes[name]
+            ax.set_ylim(mid - half, mid + half)
+            ax.set_xlim(-0.5, top * 1.6)
+        self.suptitle.set_text(
+            f"offset = {offset}, base = {base:.4g}, d = {d}, "
+            f"ALiBi slope = {self.slope:g}; spread = max - min over the "
+            f"listed starts"
+        )
+
+
+def offsets_explorer(
+    *,
+    offset_scan: Callable,
+    spread: Callable,
+    alibi_score: Callable | None = None,
+    offset: int = 2,
+    base: float = 10000.0,
+    d: int = 64,
+    starts: str = "3, 10, 100, 4000",
+    slope: float = 0.5,
+) -> OffsetsExplorer | None:
+    """The offsets explorer built on the learner's functions, or None while nbgrader runs."""
+    if not interactive():
+        return None
+    return OffsetsExplorer(offset_scan, spread, alibi_score, offset, base, d, starts, slope)
+
+
+def bench_explorers(ref) -> list[tuple[str, Explorer, dict]]:
+    """This module's explorers built on the reference module ``ref``, with new slider values."""
+    explorer = OffsetsExplorer(ref.offset_scan, ref.spread, d=512)
+    return [("offsets_explorer", explorer, {"offset": 7, "base": 50000.0})]
