@@ -503,6 +503,14 @@ def _rope_angles(vec, pos, base):
     return x, d, p[..., None] * thetas(d, base)
 
 
+def _same_width(q, k) -> tuple[np.ndarray, np.ndarray, int]:
+    q, d = validate.vector_dim(q, "q")
+    k, dk = validate.vector_dim(k, "k")
+    if d != dk:
+        raise ValueError(f"q and k must have the same length d, got {d} and {dk}")
+    return q, k, d
+
+
 def apply_rope(vec, pos, base=THETA_BASE) -> np.ndarray:
     """Rotary position embedding, interleaved pairs (notebook 06_rope).
 
@@ -520,6 +528,9 @@ def rope_score(q, k, m, n, base=THETA_BASE):
 
     score = dot(R(m) q, R(n) k) = dot(q, R(n - m) k); no 1/sqrt(d).
     """
+    _same_width(q, k)
+    validate.positions(m, "m")
+    validate.positions(n, "n")
     return dot(apply_rope(q, m, base), apply_rope(k, n, base))
 
 
@@ -658,9 +669,10 @@ def add_score(q, k, m, n, base=THETA_BASE):
 
     score = dot(q + sin_pos(m), k + sin_pos(n))
     """
-    q, d = validate.vector_dim(q, "q")
-    k, dk = validate.vector_dim(k, "k")
-    return dot(q + sin_pos(m, d, base), k + sin_pos(n, dk, base))
+    q, k, d = _same_width(q, k)
+    validate.positions(m, "m")
+    validate.positions(n, "n")
+    return dot(q + sin_pos(m, d, base), k + sin_pos(n, d, base))
 
 
 def offset_scan(q, k, offset, starts, base=THETA_BASE) -> list[tuple[int, float, float]]:
