@@ -1,0 +1,201 @@
+"""Explorer of notebook 06_rope: the RoPE score depends on n - m only.
+
+The query sits at ``m + s`` and the key at ``n + s``: sliding ``s`` over the whole range
+keeps the offset and changes both absolute positions. With both vectors rotated by the
+learner's ``apply_rope`` the score is one flat line; with only the query rotated (a known
+mistake) it wanders. The right panel shows how many turns each pair makes over ``|m - n|``
+(the learner's ``turns``) and how many pairs have not finished one (``slow_pairs``).
+
+The query and key are seed 004's ``demo_vectors`` formula at length ``d``:
+``q[j] = cos(0.7 j + 0.3)``, ``k[j] = sin(0.4 j + 1.1)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from helpers.widgets.base import Explorer, int_slider, interactive, log_slider
+from helpers.widgets.rotation import BlitExplorer
+
+MAX_LEN = 512  # the shift s runs over 0 .. MAX_LEN - 1
+_TURNS_FLOOR = 1e-8  # zero turns (m == n) are drawn at this height on the log axis
+
+
+def seed_vectors(d: int) -> tuple[np.ndarray, np.ndarray]:
+    """Seed 004's query and key at length ``d``: ``cos(0.7 j + 0.3)`` and ``sin(0.4 j + 1.1)``."""
+    j = np.arange(d, dtype=np.float64)
+    return np.cos(0.7 * j + 0.3), np.sin(0.4 * j + 1.1)
+
+
+def _rotate_all(apply_rope: Callable, vec: np.ndarray, pos: np.ndarray, base: float) -> np.ndarray:
+    """``apply_rope`` of one vector at many positions; a learner's 1-d only version works too."""
+    batch = np.broadcast_to(vec, pos.shape + vec.shape)
+    try:
+        out = np.asarray(apply_rope(batch, pos, base), dtype=np.float64)
+    except Exception:  # noqa: BLE001 - a learner's apply_rope may take one vector only
+        out = None
+    if out is not None and out.shape == batch.shape:
+        return out
+    return np.stack([np.asarray(apply_rope(vec, int(p), base), dtype=np.float64) for p in pos])
+
+
+class RopeExplorer(BlitExplorer):
+    """Score against absolute position at a fixed offset, and the turns of each pair.
+
+    Artists the tests read: ``both_line`` (both rotated), ``q_only_line`` (only the query),
+    ``now`` (the score at ``s = 0``), ``slow_dots`` and ``fast_dots`` (turns per pair).
+    """
+
+    def __init__(
+        self,
+        apply_rope: Callable,
+        rope_score: Callable,
+        turns: Callable,
+        slow_pairs: Callable,
+        d: int = 64,
+        m: int = 5,
+        n: int = 3,
+        base: float = 10000.0,
+        max_len: int = MAX_LEN,
+    ):
+        self.apply_rope = apply_rope
+        self.rope_score = rope_score
+        self.turns = turns
+        self.slow_pairs = slow_pairs
+        self.max_len = int(max_len)
+        self._layout = None
+        controls = {
+            "m": int_slider("m (query)", m, 0, 4096),
+            "n": int_slider("n (key)", n, 0, 4096),
+            "d": int_slider("d", d, 2, 512, step=2),
+            "base": log_slider("base", base, 1, 6),
+        }
+        super().__init__(controls, figsize=(10, 4.2), title="RoPE: the score sees n - m only")
+
+    def draw(self, fig: Figure) -> None:
+        fig.set_layout_engine("none")  # fixed axes: a layout pass per frame costs ~100 ms
+        ax = fig.add_axes((0.07, 0.13, 0.46, 0.76))
+        turns_ax = fig.add_axes((0.62, 0.13, 0.36, 0.76))
+        self.ax, self.turns_ax = ax, turns_ax
+        (self.q_only_line,) = ax.plot(
+            [], [], color="tab:orange", lw=1.2, ls="--", label="only q rotated (a mistake)"
+        )
+        (self.both_line,) = ax.plot(
+            [], [], color="tab:blue", lw=2.2, label="q and k rotated (RoPE)"
+        )
+        (self.now,) = ax.plot([], [], "o", color="tab:blue", ms=7, label="rope_score(q, k, m, n)")
+        ax.set_xlim(0, self.max_len - 1)
+        ax.set_xlabel("shift s: query at m + s, key at n + s")
+        ax.set_ylabel("score")
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="lower right", fontsize=8, framealpha=0.9)
+        ax.set_title("the same offset at every shift s", fontsize=10)
+        # the moving texts are short: every glyph is drawn again on every update
+        self.score_title = ax.text(
+            0.02,
+            0.96,
+            "",
+            transform=ax.transAxes,
+            va="top",
+            fontsize=10,
+            bbox={"facecolor": "white", "alpha": 0.85, "lw": 0},
+        )
+
+        (self.fast_dots,) = turns_ax.plot(
+            [], [], ".", color="0.6", ms=5, label="≥ 1 turn: scrambled"
+        )
+        (self.slow_dots,) = turns_ax.plot(
+            [], [], ".", color="tab:green", ms=6, label="< 1 turn: still ordered"
+        )
+        turns_ax.axhline(1.0, color="k", lw=0.8, ls=":")
+        turns_ax.set_yscale("log")
+        turns_ax.set_ylim(_TURNS_FLOOR / 3, 3e3)
+        turns_ax.set_xlabel("pair i")
+        turns_ax.set_ylabel("turns over |m − n|")
+        turns_ax.grid(True, which="major", alpha=0.3)
+        turns_ax.legend(loc="upper right", fontsize=8, framealpha=0.9)
+        turns_ax.set_title("turns per pair over the distance |n − m|", fontsize=10)
+        self.turns_title = turns_ax.text(
+            0.03,
+            0.04,
+            "",
+            transform=turns_ax.transAxes,
+            fontsize=10,
+            bbox={"facecolor": "white", "alpha": 0.85, "lw": 0},
+        )
+        self.moving = [
+            self.q_only_line,
+            self.both_line,
+            self.now,
+            self.score_title,
+            self.fast_dots,
+            self.slow_dots,
+            self.turns_title,
+        ]
+
+    def update(self, m: int, n: int, d: int, base: float) -> None:
+        q, k = seed_vectors(d)
+        s = np.arange(self.max_len)
+        rq = _rotate_all(self.apply_rope, q, m + s, base)  # shape: (max_len, d)
+        rk = _rotate_all(self.apply_rope, k, n + s, base)
+        both = np.sum(rq * rk, axis=1)  # shape: (max_len,)
+        q_only = np.sum(rq * k, axis=1)  # elementwise: no multi-threaded BLAS in the update
+        score = float(self.rope_score(q, k, m, n, base))
+        self.both_line.set_data(s, both)
+        self.q_only_line.set_data(s, q_only)
+        self.now.set_data([0], [score])
+        self.score_title.set_text(f"n − m = {n - m}: score {score:.8g} (spread {np.ptp(both):.0e})")
+
+        delta = abs(n - m)
+        t = np.asarray(self.turns(d, delta, base), dtype=np.float64)  # shape: (d // 2,)
+        slow = int(self.slow_pairs(d, delta, base))
+        i = np.arange(t.shape[0])
+        below = t < 1.0
+        shown = np.maximum(t, _TURNS_FLOOR)
+        self.slow_dots.set_data(i[below], shown[below])
+        self.fast_dots.set_data(i[~below], shown[~below])
+        self.turns_title.set_text(f"slow_pairs = {slow} of {d // 2}")
+
+        top = float(np.max(np.abs(np.concatenate([both, q_only]))))
+        _, high = self.ax.get_ylim()
+        if not (0.4 * high <= top <= high) or d != self._layout:
+            # new limits only when the curves leave them or shrink a lot: each change costs a
+            # full redraw of the background
+            bound = 1.15 * top if top > 0 else 1.0
+            self.ax.set_ylim(-bound, bound)
+            self.stale = True
+        if d != self._layout:
+            self.turns_ax.set_xlim(-0.5, max(d // 2 - 0.5, 0.5))
+            self._layout = d
+            self.stale = True
+
+
+def rope_explorer(
+    apply_rope: Callable, rope_score: Callable, turns: Callable, slow_pairs: Callable, **defaults
+) -> RopeExplorer | None:
+    """Sliders m, n, d and base over the learner's RoPE functions.
+
+    ``defaults`` sets the starting slider values (``d``, ``m``, ``n``, ``base``).
+    Returns ``None`` while nbgrader runs the notebook.
+    """
+    if not interactive():
+        return None
+    return RopeExplorer(
+        apply_rope=apply_rope, rope_score=rope_score, turns=turns, slow_pairs=slow_pairs, **defaults
+    )
+
+
+def bench_explorers(ref) -> list[tuple[str, Explorer, dict]]:
+    """The explorers of this module built on the reference module ``ref``, at d = 512."""
+    explorer = RopeExplorer(
+        apply_rope=ref.apply_rope,
+        rope_score=ref.rope_score,
+        turns=ref.turns,
+        slow_pairs=ref.slow_pairs,
+        d=512,
+        max_len=512,
+    )
+    return [("06_rope rope_explorer", explorer, {"m": 300, "n": 44, "base": 500000.0})]
