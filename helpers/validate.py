@@ -6,6 +6,7 @@ what is allowed, e.g. ``ValueError("d must be a positive even integer, got 7")``
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -31,9 +32,15 @@ def count(n, name: str, minimum: int = 1) -> int:
 
 def base(b, name: str = "base") -> float:
     """The angle base: a finite real number greater than 1."""
-    if isinstance(b, bool) or not isinstance(b, numbers.Real) or not np.isfinite(b) or b <= 1:
+    if isinstance(b, bool) or not isinstance(b, numbers.Real):
         raise ValueError(f"{name} must be a finite number > 1, got {b!r}")
-    return float(b)
+    try:
+        value = float(b)
+    except OverflowError:
+        raise ValueError(f"{name} must be a finite number > 1, got {b!r}") from None
+    if not math.isfinite(value) or value <= 1:
+        raise ValueError(f"{name} must be a finite number > 1, got {b!r}")
+    return value
 
 
 def positions(pos, name: str = "pos", allow_negative: bool = False) -> np.ndarray:
