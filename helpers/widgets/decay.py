@@ -1,0 +1,184 @@
+"""Explorer of notebook 04_decay: the dot product of two positions against their distance.
+
+``decay_explorer(sinusoidal_pe=..., dot_profile=..., closed_form_dot=..., first_rebound=...,
+rope_decay_bound=...)`` overlays, for the learner's own functions, the measured profile
+``PE[pos] . PE[pos + k]`` on the closed form ``sum_i cos(k theta_i)`` (the same curve
+whatever ``pos``), marks the first rebound, and shows RoFormer's decay bound for RoPE.
+Sliders: ``d``, ``base``, ``pos`` and ``max_offset`` (offsets 0 .. max_offset).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from helpers.widgets.base import Explorer, int_slider, interactive, log_slider
+from helpers.widgets.norm import BlitExplorer, nice_ceil, subtitle
+
+__all__ = ["DecayExplorer", "bench_explorers", "decay_explorer"]
+
+# About this many markers on the measured profile, whatever the number of offsets.
+MARKERS = 60
+
+
+class DecayExplorer(BlitExplorer):
+    """Measured profile on the closed form (left) and RoFormer's relative bound (right)."""
+
+    def __init__(
+        self,
+        sinusoidal_pe: Callable,
+        dot_profile: Callable,
+        closed_form_dot: Callable,
+        first_rebound: Callable,
+        rope_decay_bound: Callable,
+        d: int = 32,
+        base: float = 10000.0,
+        pos: int = 25,
+        max_offset: int = 100,
+    ):
+        self.fns = {
+            "sinusoidal_pe": sinusoidal_pe,
+            "dot_profile": dot_profile,
+            "closed_form_dot": closed_form_dot,
+            "first_rebound": first_rebound,
+            "rope_decay_bound": rope_decay_bound,
+        }
+        controls = {
+            "d": int_slider("d", d, 2, 512, 2),
+            "base": log_slider("base", base, 1.0, 6.0),
+            "pos": int_slider("pos", pos, 0, 4096),
+            "max_offset": int_slider("max k", max_offset, 2, 512),
+        }
+        super().__init__(controls, figsize=(10.5, 4.2), title="Dot product against distance")
+
+    def draw(self, fig: Figure) -> None:
+        # Fixed axes and few tick labels: text is most of the drawing time of an update.
+        fig.set_layout_engine(None)
+        self.ax_dot = fig.add_axes((0.065, 0.13, 0.52, 0.71))
+        self.ax_bound = fig.add_axes((0.67, 0.13, 0.31, 0.71))
+        ax = self.ax_dot
+        (self.closed_line,) = ax.plot(
+            [], [], color="tab:orange", lw=4, alpha=0.55, label="closed form"
+        )
+        (self.measured_line,) = ax.plot(
+            [],
+            [],
+            ls="none",
+            marker="o",
+            ms=4,
+            color="tab:blue",
+            label="measured",
+        )
+        self.rebound_line = ax.axvline(
+            0.0, color="tab:green", ls="--", lw=1.5, label="first rebound"
+        )
+        ax.axhline(0.0, color="gray", lw=0.8)
+        ax.set_xlabel("distance k")
+        ax.set_ylabel("dot product")
+        ax.legend(loc="upper right", fontsize="small")
+        (self.bound_line,) = self.ax_bound.plot([], [], color="tab:purple", lw=2)
+        self.ax_bound.set_xlabel("relative distance r")
+        self.ax_bound.set_ylabel("(1/(d/2)) sum_j |S_j|")
+        for axis in (ax.xaxis, ax.yaxis, self.ax_bound.xaxis, self.ax_bound.yaxis):
+            axis.set_major_locator(MaxNLocator(5 if axis is ax.xaxis else 4))
+        ax.set_title("PE[pos] . PE[pos+k]: measured on sum_i cos(k theta_i)")
+        self.ax_bound.set_title("RoPE preview: RoFormer's decay bound")
+        self.dot_text, self.bound_text = subtitle(ax), subtitle(self.ax_bound)
+        fig.set_dpi(self.dpi)
+        self.animate(
+            [
+                self.closed_line,
+                self.measured_line,
+                self.rebound_line,
+                ax.legend_,
+                self.dot_text,
+                self.bound_line,
+                self.bound_text,
+            ]
+        )
+
+    def update(self, d: int, base: float, pos: int, max_offset: int) -> None:
+        f = self.fns
+        ks = np.arange(max_offset + 1)
+        pe = f["sinusoidal_pe"](pos + max_offset + 1, d, base)
+        measured = np.asarray(f["dot_profile"](pe, pos, ks), dtype=np.float64)
+        closed = np.asarray(f["closed_form_dot"](ks, d, base), dtype=np.float64)
+        rebound = f["first_rebound"](list(ks), measured)
+        bound = np.asarray(f["rope_decay_bound"](d, max_offset, base), dtype=np.float64)
+
+        self.closed_line.set_data(ks, closed)
+        self.measured_line.set_data(ks, measured)
+        self.measured_line.set_markevery(max(1, len(ks) // MARKERS))
+        self.rebound_line.set_visible(rebound is not None)
+        if rebound is not None:
+            self.rebound_line.set_xdata([rebound, rebound])
+        ax = self.ax_dot
+        ax.set_xlim(0, max_offset)
+        # Rounded-out limits: most slider moves keep the axes (and the background).
+        top = nice_ceil(1.1 * max(float(closed.max()), float(measured.max()), 1e-12))
+        low = -min(float(closed.min()), float(measured.min()), 0.0)
+        ax.set_ylim(-(nice_ceil(1.1 * low) if low > 0 else 0.05 * top), top)
+        gap = float(np.max(np.abs(measured - closed)))
+        self.dot_text.set_text(f"first rebound at k={rebound}, largest gap {gap:.1e}")
+
+        self.bound_line.set_data(ks, bound)
+        self.ax_bound.set_xlim(0, max_offset)
+        self.ax_bound.set_ylim(0.0, nice_ceil(1.05 * max(float(bound.max()), 1e-12)))
+        self.bound_text.set_text(f"r=0: {bound[0]:.2f}, r={max_offset}: {bound[-1]:.2f}")
+
+
+def decay_explorer(
+    *,
+    sinusoidal_pe: Callable,
+    dot_profile: Callable,
+    closed_form_dot: Callable,
+    first_rebound: Callable,
+    rope_decay_bound: Callable,
+    d: int = 32,
+    base: float = 10000.0,
+    pos: int = 25,
+    max_offset: int = 100,
+) -> DecayExplorer | None:
+    """The explorer of 04_decay built on the learner's functions; ``None`` under nbgrader."""
+    if not interactive():
+        return None
+    return DecayExplorer(
+        sinusoidal_pe,
+        dot_profile,
+        closed_form_dot,
+        first_rebound,
+        rope_decay_bound,
+        d=d,
+        base=base,
+        pos=pos,
+        max_offset=max_offset,
+    )
+
+
+def bench_explorers(ref) -> list[tuple[str, Explorer, dict]]:
+    """Explorers on the reference module ``ref``: d = 512, a table of max_len = 512 rows.
+
+    Two moves: ``pos`` keeps the axes (blitted update), ``base`` changes the y-range of the
+    profile (full redraw).
+    """
+
+    def build() -> DecayExplorer:
+        return DecayExplorer(
+            ref.sinusoidal_pe,
+            ref.dot_profile,
+            ref.closed_form_dot,
+            ref.first_rebound,
+            ref.rope_decay_bound,
+            d=512,
+            base=10000.0,
+            pos=0,
+            max_offset=511,
+        )
+
+    return [
+        ("decay_explorer[pos]", build(), {"pos": 100}),
+        ("decay_explorer[base]", build(), {"base": 1000.0}),
+    ]
