@@ -1,0 +1,285 @@
+"""Explorer of notebook 01_order: shuffle the tokens and compare the two attention maps.
+
+Three panels share one colour scale: the attention weights of the sentence in its own
+order, the weights of the shuffled sentence with rows and columns put back into the
+original token order, and their absolute difference. Without positions the difference is
+zero (self-attention only shuffles its output); with sin/cos positions added *after*
+shuffling it is not.
+
+``BlitExplorer`` (used by the explorers of 01_order and 02_sincos) re-renders only the
+artists that change: the axes, ticks and labels are drawn once into a cached background,
+and each frame is sent as a JPEG of quality 95 (PNG on request: ``image_format``).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+
+import numpy as np
+from matplotlib.colors import PowerNorm
+from matplotlib.figure import Figure
+
+from helpers import validate
+from helpers.widgets.base import Explorer, int_slider, interactive, log_slider
+
+MAX_TOKENS = 512
+MAX_D = 512
+HEAD_DIM = 64
+WORDS = (
+    "I",
+    "ate",
+    "rice",
+    "with",
+    "a",
+    "spoon",
+    "at",
+    "noon",
+    "and",
+    "then",
+    "the",
+    "dog",
+    "bit",
+    "the",
+    "boy",
+    "too",
+)
+
+
+class BlitExplorer(Explorer):
+    """An explorer that redraws only its changing artists over a cached background.
+
+    Subclasses list the artists they change in ``self.dynamic`` (inside ``draw``) and
+    return from ``layout_key()`` everything else that an update may change (axis limits,
+    ticks); the whole figure is drawn again only when that key changes.
+    """
+
+    # JPEG at quality 95 looks the same as PNG here and encodes 20 times faster
+    image_format = "jpeg"
+    jpeg_quality = 95
+
+    def __init__(self, controls, figsize=(9, 4), title: str = ""):
+        self.dynamic = []
+        self._background = None
+        self._layout = None
+        super().__init__(controls, figsize=figsize, title=title)
+
+    def layout_key(self) -> tuple:
+        """What, besides the dynamic artists, the last update changed."""
+        return ()
+
+    def render(self) -> None:
+        from PIL import Image
+
+        fig = self.fig
+        canvas = fig.canvas
+        for artist in self.dynamic:
+            artist.set_animated(True)
+        fig.dpi = self.dpi
+        key = self.layout_key()
+        if self._background is None or key != self._layout:
+            canvas.draw()  # everything except the dynamic artists
+            self._background = canvas.copy_from_bbox(fig.bbox)
+            self._layout = key
+        else:
+            canvas.restore_region(self._background)
+        for artist in self.dynamic:
+            fig.draw_artist(artist)
+        picture = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba())
+        picture = picture.convert("RGB")
+        buf = io.BytesIO()
+        if self.image_format == "jpeg":
+            picture.save(buf, format="jpeg", quality=self.jpeg_quality)
+        else:
+            picture.save(buf, format="png", compress_level=1)
+        self.image.format = self.image_format
+        self.image.value = buf.getvalue()
+
+
+def position_table(n: int, d: int, base: float, start: int = 0) -> np.ndarray:
+    """Sin/cos positions start .. start + n - 1 (the table of notebook 02_sincos).
+
+    PE[pos, 2i] = sin(pos theta_i), PE[pos, 2i+1] = cos(pos theta_i), theta_i = base**(-2i/d)
+    # shape: (n, d)
+    """
+    d = validate.dim(d)
+    base = validate.base(base)
+    n = validate.count(n, "n")
+    start = int(validate.positions(start, "start"))
+    theta = np.exp(-(2.0 * np.arange(d // 2) / d) * math.log(base))
+    angles = np.arange(start, start + n, dtype=np.float64)[:, None] * theta
+    out = np.empty((n, d))
+    out[:, 0::2] = np.sin(angles)
+    out[:, 1::2] = np.cos(angles)
+    return out
+
+
+def shuffle_order(n: int, shuffle: int) -> np.ndarray:
+    """The permutation of shuffle number ``shuffle`` (0 keeps the order). # shape: (n,)"""
+    n = validate.count(n, "n")
+    shuffle = validate.count(shuffle, "shuffle", minimum=0)
+    if shuffle == 0:
+        return np.arange(n)
+    return np.random.default_rng(shuffle).permutation(n)
+
+
+class OrderExplorer(BlitExplorer):
+    """Attention maps of a sentence and of its shuffled copy, built with the learner's softmax.
+
+    One attention head of width ``min(d, 64)``. Controls: ``n`` tokens, model dimension
+    ``d``, ``base`` of the position table, ``pos`` (the position of the first token),
+    ``shuffle`` (0 = no shuffle) and ``positions`` (add the sin/cos table after shuffling).
+    """
+
+    def __init__(
+        self,
+        softmax,
+        n: int = 6,
+        d: int = 16,
+        base: float = 10000.0,
+        pos: int = 0,
+        shuffle: int = 1,
+        positions: bool = False,
+    ):
+        import ipywidgets as widgets
+
+        self.softmax = softmax
+        rng = np.random.default_rng(2024)
+        # word vectors and projections for the largest sizes; each update slices them
+        self.words_full = rng.standard_normal((MAX_TOKENS, MAX_D))
+        self.w_full = rng.standard_normal((3, MAX_D, HEAD_DIM))
+        self.last = {}
+        self._cache = {}
+        controls = {
+            "n": int_slider("tokens", n, 2, MAX_TOKENS),
+            "d": int_slider("d", d, 2, MAX_D, step=2),
+            "base": log_slider("base", base, 0.5, 6.0),
+            "pos": int_slider("first pos", pos, 0, 512),
+            "shuffle": int_slider("shuffle", shuffle, 0, 50),
+            "positions": widgets.Checkbox(value=positions, description="add positions"),
+        }
+        super().__init__(
+            controls, figsize=(10.5, 4.0), title="Shuffle the tokens: does attention notice?"
+        )
+
+    # -- the data -------------------------------------------------------------------
+    def inputs(self, n: int, d: int, base: float, pos: int, shuffle: int, positions: bool):
+        """Word vectors X (n, d), projections (Wq, Wk, Wv) (d, d_k), permutation, positions P.
+
+        The projections are scaled by 1/sqrt(d); P is all zero when positions are off.
+        """
+        X = self.words_full[:n, :d]
+        W = self.w_full[:, :d, : min(d, HEAD_DIM)] / math.sqrt(d)
+        perm = shuffle_order(n, shuffle)
+        P = position_table(n, d, base, pos) if positions else np.zeros((n, d))
+        return X, W, perm, P
+
+    def head(self, ZW: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Weights softmax(Q K^T / sqrt(d_k)) (learner's softmax) and output A V.
+
+        ``ZW`` holds the three projections of the tokens, Z Wq, Z Wk, Z Wv: shape (3, n, d_k).
+        """
+        Q, K, V = ZW
+        weights = np.asarray(self.softmax(Q @ K.T / math.sqrt(Q.shape[1]), axis=-1), dtype=float)
+        return weights, weights @ V
+
+    def projections(self, n, d, base, pos, positions) -> tuple[np.ndarray, np.ndarray]:
+        """(X W, P W) for the three projections, each recomputed only when its inputs change.
+
+        Since (X + P) W = X W + P W, the shuffled tokens need no new product:
+        (X[perm] + P) W = (X W)[perm] + P W.  # shapes: (3, n, d_k) each
+        """
+        word_key, position_key = (n, d), (n, d, float(base), int(pos), bool(positions))
+        if self._cache.get("word_key") != word_key:
+            X, W, _, _ = self.inputs(n, d, base, pos, 0, False)
+            self._cache.update(word_key=word_key, XW=X @ W)
+        if self._cache.get("position_key") != position_key:
+            _, W, _, P = self.inputs(n, d, base, pos, 0, positions)
+            self._cache.update(position_key=position_key, PW=P @ W)
+        return self._cache["XW"], self._cache["PW"]
+
+    # -- drawing --------------------------------------------------------------------
+    def draw(self, fig: Figure) -> None:
+        fig.set_layout_engine("none")
+        self.axes = fig.subplots(
+            1, 3, gridspec_kw={"left": 0.06, "right": 0.9, "bottom": 0.2, "top": 0.8, "wspace": 0.3}
+        )
+        norm = PowerNorm(gamma=0.4, vmin=0.0, vmax=1.0)
+        self.images = []
+        self.titles = []
+        labels = ("original order", "shuffled, put back in order", "|difference|")
+        for ax, label in zip(self.axes, labels):
+            im = ax.imshow(
+                np.zeros((2, 2)),
+                cmap="magma",
+                norm=norm,
+                interpolation="nearest",
+                interpolation_stage="data",
+            )
+            self.titles.append(ax.set_title(label, fontsize=10))
+            ax.set_xlabel("key token")
+            self.images.append(im)
+        self.axes[0].set_ylabel("query token")
+        cax = fig.add_axes((0.92, 0.2, 0.015, 0.6))
+        fig.colorbar(
+            self.images[0], cax=cax, label="attention weight", ticks=[0, 0.01, 0.05, 0.2, 0.5, 1]
+        )
+        self.suptitle = fig.suptitle("", fontsize=11)
+        self.dynamic = [*self.images, self.titles[2], self.suptitle]
+
+    def layout_key(self) -> tuple:
+        return (self.last.get("n"),)
+
+    def update(self, n, d, base, pos, shuffle, positions) -> None:
+        n = validate.count(n, "n", minimum=2)
+        d = validate.dim(d)
+        perm = shuffle_order(n, shuffle)
+        inv = np.argsort(perm)
+        XW, PW = self.projections(n, d, base, pos, positions)
+        original, out = self.head(XW + PW)
+        shuffled, out_shuffled = self.head(XW[:, perm] + PW)
+        put_back = shuffled[np.ix_(inv, inv)]
+        diff = np.abs(put_back - original)
+        gap = float(np.max(np.abs(out_shuffled - out[perm])))
+        for im, data in zip(self.images, (original, put_back, diff)):
+            im.set_data(data)
+            im.set_extent((-0.5, n - 0.5, n - 0.5, -0.5))
+        if self.last.get("n") != n:
+            labels = [WORDS[i] if i < len(WORDS) else str(i) for i in range(n)]
+            for ax in self.axes:
+                ax.set_xlim(-0.5, n - 0.5)
+                ax.set_ylim(n - 0.5, -0.5)
+                if n <= len(WORDS):
+                    ax.set_xticks(range(n), labels, rotation=90, fontsize=8)
+                    ax.set_yticks(range(n), labels, fontsize=8)
+                else:
+                    ax.set_xticks([])
+                    ax.set_yticks([])
+        self.titles[2].set_text(f"|difference|: max {diff.max():.1e}")
+        where = f"positions {pos}..{pos + n - 1} after shuffling" if positions else "no positions"
+        self.suptitle.set_text(f"{where}: output gap {gap:.1e}")
+        self.last = {
+            "n": n,
+            "original": original,
+            "put_back": put_back,
+            "diff": diff,
+            "gap": gap,
+            "perm": perm,
+        }
+
+
+def order_explorer(*, softmax, **start) -> OrderExplorer | None:
+    """Shuffle tokens and compare attention maps; ``None`` while nbgrader runs the notebook.
+
+    Pass the notebook's own softmax: ``order_explorer(softmax=softmax)``; ``start`` sets
+    the first slider values (``n``, ``d``, ``base``, ``pos``, ``shuffle``, ``positions``).
+    """
+    if not interactive():
+        return None
+    return OrderExplorer(softmax, **start)
+
+
+def bench_explorers(ref) -> list[tuple[str, Explorer, dict]]:
+    """The explorer at 512 tokens and d = 512 with the reference softmax, and new values."""
+    explorer = OrderExplorer(ref.softmax, n=512, d=512, positions=True)
+    return [("order_explorer", explorer, {"shuffle": 7, "base": 100.0})]

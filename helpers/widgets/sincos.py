@@ -1,0 +1,190 @@
+"""Explorer of notebook 02_sincos: the sin/cos table, one highlighted position, its clock hands.
+
+Three panels: the table ``PE`` as a heatmap (positions down, dimensions across) with the
+highlighted position marked; that position's row (sin at even dimensions, cos at odd
+ones); and the clock: pair ``i`` drawn as a hand from the centre to ``(sin a, cos a)``,
+``a = pos * theta_i``, which starts at twelve o'clock and turns clockwise as ``pos`` grows.
+The fast pair is the long second hand, the slowest pair the short hour hand.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from helpers import validate
+from helpers.widgets.base import Explorer, int_slider, interactive, log_slider
+from helpers.widgets.order import BlitExplorer
+
+MAX_LEN = 512
+MAX_D = 512
+HAND_LENGTHS = (1.0, 0.82, 0.64, 0.46)
+HAND_COLOURS = ("tab:red", "tab:orange", "tab:green", "tab:blue")
+
+
+def hand_pairs(d: int) -> list[int]:
+    """The pairs drawn as clock hands: the fastest, the next, the middle and the slowest."""
+    d = validate.dim(d)
+    half = d // 2
+    out = []
+    for i in (0, 1, half // 2, half - 1):
+        if 0 <= i < half and i not in out:
+            out.append(i)
+    return out
+
+
+class SincosExplorer(BlitExplorer):
+    """The learner's ``sinusoidal_pe`` as a heatmap, one row, and clock hands.
+
+    Controls: model dimension ``d``, table length ``max_len``, ``base`` and the highlighted
+    position ``pos`` (clamped to the table).
+    """
+
+    def __init__(
+        self, sinusoidal_pe, d: int = 64, max_len: int = 100, base: float = 10000.0, pos: int = 20
+    ):
+        self.sinusoidal_pe = sinusoidal_pe
+        self.last = {}
+        controls = {
+            "d": int_slider("d", d, 2, MAX_D, step=2),
+            "max_len": int_slider("max_len", max_len, 2, MAX_LEN),
+            "base": log_slider("base", base, 0.5, 6.0),
+            "pos": int_slider("pos", pos, 0, MAX_LEN - 1),
+        }
+        super().__init__(
+            controls,
+            figsize=(11, 4.2),
+            title="The sin/cos table: move d, base and the highlighted pos",
+        )
+
+    def draw(self, fig: Figure) -> None:
+        fig.set_layout_engine("none")
+        self.ax_map = fig.add_axes((0.06, 0.13, 0.27, 0.75))
+        cax = fig.add_axes((0.34, 0.13, 0.012, 0.75))
+        self.ax_row = fig.add_axes((0.47, 0.13, 0.27, 0.75))
+        self.ax_clock = fig.add_axes((0.76, 0.34, 0.22, 0.54))
+
+        self.heat = self.ax_map.imshow(
+            np.zeros((2, 2)),
+            cmap="RdBu_r",
+            vmin=-1,
+            vmax=1,
+            aspect="auto",
+            interpolation="nearest",
+            interpolation_stage="data",
+        )
+        self.marker = self.ax_map.axhline(0, color="black", lw=1.2)
+        self.ax_map.set_xlabel("dimension j")
+        for ax in (self.ax_map, self.ax_row):
+            ax.xaxis.set_major_locator(MaxNLocator(nbins=6, integer=True))
+        self.ax_map.set_ylabel("position pos")
+        self.map_title = self.ax_map.set_title("", fontsize=10)
+        fig.colorbar(self.heat, cax=cax)
+
+        (self.sin_line,) = self.ax_row.plot(
+            [], [], "o-", ms=3, lw=1, color="tab:red", label="sin (even j)"
+        )
+        (self.cos_line,) = self.ax_row.plot(
+            [], [], "s-", ms=3, lw=1, color="tab:blue", label="cos (odd j)"
+        )
+        self.ax_row.set_ylim(-1.15, 1.15)
+        self.ax_row.axhline(0, color="0.8", lw=0.8)
+        self.ax_row.set_xlabel("dimension j")
+        self.ax_row.set_ylabel("PE[pos, j]")
+        self.row_legend = self.ax_row.legend(loc="lower right", fontsize=8, framealpha=0.9)
+        self.row_title = self.ax_row.set_title("", fontsize=10)
+
+        angles = np.linspace(0, 2 * np.pi, 200)
+        self.ax_clock.plot(np.sin(angles), np.cos(angles), color="0.6", lw=1)
+        for k in range(12):
+            a = 2 * np.pi * k / 12
+            self.ax_clock.plot(
+                [0.9 * np.sin(a), np.sin(a)], [0.9 * np.cos(a), np.cos(a)], color="0.6", lw=1
+            )
+        self.ax_clock.set_xlim(-1.1, 1.1)
+        self.ax_clock.set_ylim(-1.1, 1.1)
+        self.ax_clock.set_aspect("equal")
+        self.ax_clock.axis("off")
+        self.hands = []
+        self.hand_labels = []
+        for k, colour in enumerate(HAND_COLOURS):
+            (hand,) = self.ax_clock.plot(
+                [0, 0], [0, 0], color=colour, lw=3.5 - 0.5 * k, solid_capstyle="round"
+            )
+            self.hands.append(hand)
+            label = fig.text(0.76, 0.25 - 0.06 * k, "", color=colour, fontsize=9)
+            self.hand_labels.append(label)
+        self.clock_title = self.ax_clock.set_title("", fontsize=10)
+        self.dynamic = [
+            self.heat,
+            self.marker,
+            self.sin_line,
+            self.cos_line,
+            self.row_legend,
+            *self.hands,
+            *self.hand_labels,
+            self.map_title,
+            self.row_title,
+            self.clock_title,
+        ]
+
+    def layout_key(self) -> tuple:
+        return (self.last.get("d"), self.last.get("max_len"))
+
+    def update(self, d, max_len, base, pos) -> None:
+        d = validate.dim(d)
+        max_len = validate.count(max_len, "max_len")
+        base = validate.base(base)
+        pos = min(int(validate.positions(pos, "pos")), max_len - 1)
+        pe = np.asarray(self.sinusoidal_pe(max_len, d, base), dtype=np.float64)
+        if pe.shape != (max_len, d):
+            raise ValueError(
+                f"sinusoidal_pe({max_len}, {d}) must have shape {(max_len, d)}, got {pe.shape}"
+            )
+        self.heat.set_data(pe)
+        self.heat.set_extent((-0.5, d - 0.5, max_len - 0.5, -0.5))
+        self.marker.set_ydata([pos, pos])
+        row = pe[pos]
+        self.sin_line.set_data(np.arange(0, d, 2), row[0::2])
+        self.cos_line.set_data(np.arange(1, d, 2), row[1::2])
+        for line in (self.sin_line, self.cos_line):
+            line.set_markersize(3 if d <= 64 else 0)
+        if (self.last.get("d"), self.last.get("max_len")) != (d, max_len):
+            self.ax_map.set_xlim(-0.5, d - 0.5)
+            self.ax_map.set_ylim(max_len - 0.5, -0.5)
+            self.ax_row.set_xlim(-0.5, d - 0.5)
+        pairs = hand_pairs(d)
+        for k, (hand, label) in enumerate(zip(self.hands, self.hand_labels)):
+            if k < len(pairs):
+                i = pairs[k]
+                length = HAND_LENGTHS[k]
+                hand.set_data([0, length * row[2 * i]], [0, length * row[2 * i + 1]])
+                turn = 2 * np.pi / (base ** (-2 * i / d))
+                label.set_text(f"pair {i}: \u03bb = {turn:,.1f}")
+                hand.set_visible(True)
+                label.set_visible(True)
+            else:
+                hand.set_visible(False)
+                label.set_visible(False)
+        self.map_title.set_text(f"PE: {max_len} x {d}, base {base:,.0f}")
+        self.row_title.set_text(f"row pos = {pos}")
+        self.clock_title.set_text(f"clock at pos = {pos}")
+        self.last = {"d": d, "max_len": max_len, "base": base, "pos": pos, "pe": pe, "pairs": pairs}
+
+
+def sincos_explorer(*, sinusoidal_pe, **start) -> SincosExplorer | None:
+    """The sin/cos table explorer; ``None`` while nbgrader runs the notebook.
+
+    Pass the notebook's own function: ``sincos_explorer(sinusoidal_pe=sinusoidal_pe)``;
+    ``start`` sets the first slider values (``d``, ``max_len``, ``base``, ``pos``).
+    """
+    if not interactive():
+        return None
+    return SincosExplorer(sinusoidal_pe, **start)
+
+
+def bench_explorers(ref) -> list[tuple[str, Explorer, dict]]:
+    """The explorer at d = 512 and max_len = 512 with the reference table, and new values."""
+    explorer = SincosExplorer(ref.sinusoidal_pe, d=512, max_len=512, pos=20)
+    return [("sincos_explorer", explorer, {"pos": 300, "base": 100.0})]

@@ -1,0 +1,244 @@
+"""The explorers of 01_order and 02_sincos, driven headless, and their static figures.
+
+Each explorer is built with the reference functions, its sliders are moved, and the data
+of its artists is compared with values computed here from the formulas (softmax, the
+sin/cos table, clock hands), never read back from the code under test.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import helpers.reference as ref
+from helpers.plots_0102 import Picture, norm_bars, pe_heatmaps, wavelength_figure
+from helpers.widgets import order, sincos
+from helpers.widgets.base import Explorer
+
+
+def table(n: int, d: int, base: float = 10000.0, start: int = 0) -> np.ndarray:
+    """The sin/cos table from its definition, one entry at a time (positions start..)."""
+    out = np.zeros((n, d))
+    for row in range(n):
+        for j in range(d):
+            angle = (start + row) / base ** (2 * (j // 2) / d)
+            out[row, j] = math.sin(angle) if j % 2 == 0 else math.cos(angle)
+    return out
+
+
+def weights(Z: np.ndarray, Wq: np.ndarray, Wk: np.ndarray) -> np.ndarray:
+    """Attention weights exp(s) / sum exp(s), s = Z Wq (Z Wk)^T / sqrt(d_k), row by row."""
+    s = (Z @ Wq) @ (Z @ Wk).T / math.sqrt(Wq.shape[1])
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def pixels(png: bytes) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=np.int16)
+
+
+def set_values(explorer: Explorer, **values) -> None:
+    for name, value in values.items():
+        explorer.controls[name].value = value
+
+
+@pytest.fixture(autouse=True)
+def interactive_session(monkeypatch):
+    """The tests run as a learner would: outside nbgrader."""
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+
+
+# --------------------------------------------------------------------------- 01_order
+
+
+def order_inputs(explorer, n, d):
+    """The word vectors and projections the explorer holds, sliced as documented."""
+    X = explorer.words_full[:n, :d]
+    W = explorer.w_full[:, :d, : min(d, order.HEAD_DIM)] / math.sqrt(d)
+    return X, W
+
+
+def test_order_without_positions_the_maps_agree():
+    explorer = order.order_explorer(softmax=ref.softmax, n=4, d=8, shuffle=0)
+    assert isinstance(explorer, order.OrderExplorer)
+    fig, images = explorer.fig, list(explorer.images)
+    set_values(explorer, n=5, shuffle=3)
+    assert explorer.message.value == ""
+    X, W = order_inputs(explorer, 5, 8)
+    expected = weights(X, W[0], W[1])
+    original, put_back, diff = (np.asarray(im.get_array()) for im in explorer.images)
+    assert original.shape == (5, 5)
+    np.testing.assert_allclose(original, expected, rtol=1e-12, atol=1e-15)
+    perm = explorer.last["perm"]
+    assert sorted(perm) == list(range(5)) and list(perm) != list(range(5))
+    shuffled = weights(X[perm], W[0], W[1])
+    inv = np.argsort(perm)
+    np.testing.assert_allclose(put_back, shuffled[np.ix_(inv, inv)], rtol=1e-12, atol=1e-15)
+    assert np.max(diff) < 1e-12  # permutation equivariance
+    assert explorer.fig is fig and explorer.images == images  # updated in place
+    assert explorer.images[0].get_extent() == [-0.5, 4.5, 4.5, -0.5]
+
+
+def test_order_positions_after_shuffling_change_the_map():
+    explorer = order.OrderExplorer(ref.softmax, n=6, d=16, shuffle=2)
+    before = explorer.image.value
+    set_values(explorer, positions=True, base=100.0, pos=7)
+    assert explorer.image.value != before
+    X, W = order_inputs(explorer, 6, 16)
+    P = table(6, 16, base=100.0, start=7)
+    perm = explorer.last["perm"]
+    inv = np.argsort(perm)
+    original = weights(X + P, W[0], W[1])
+    put_back = weights(X[perm] + P, W[0], W[1])[np.ix_(inv, inv)]
+    np.testing.assert_allclose(explorer.images[0].get_array(), original, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(explorer.images[1].get_array(), put_back, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        explorer.images[2].get_array(), np.abs(put_back - original), rtol=1e-9, atol=1e-12
+    )
+    assert np.max(np.abs(put_back - original)) > 1e-3
+    # the output gap in the title, from the outputs A V
+    V = (X + P) @ W[2]
+    Vs = (X[perm] + P) @ W[2]
+    gap = np.max(np.abs(weights(X[perm] + P, W[0], W[1]) @ Vs - (original @ V)[perm]))
+    assert f"{gap:.1e}" in explorer.suptitle.get_text()
+
+
+def test_order_head_width_is_capped_at_64():
+    explorer = order.OrderExplorer(ref.softmax, n=3, d=128, shuffle=0)
+    X, W = order_inputs(explorer, 3, 128)
+    assert W.shape == (3, 128, 64)
+    np.testing.assert_allclose(explorer.images[0].get_array(), weights(X, W[0], W[1]), rtol=1e-12)
+
+
+def test_order_blitted_frame_equals_a_full_draw():
+    moved = order.OrderExplorer(ref.softmax, n=6, d=16, shuffle=1)
+    set_values(moved, shuffle=4, positions=True, base=300.0)
+    fresh = order.OrderExplorer(ref.softmax, n=6, d=16, shuffle=4, positions=True, base=300.0)
+    a, b = pixels(moved.image.value), pixels(fresh.image.value)
+    assert a.shape == b.shape
+    assert np.count_nonzero(np.any(a != b, axis=2)) == 0  # the same picture, pixel for pixel
+
+
+def test_order_reports_a_stub_instead_of_raising():
+    def stub(x, axis=-1):
+        raise NotImplementedError()
+
+    explorer = order.OrderExplorer(stub)
+    assert "NotImplementedError" in explorer.message.value
+    assert explorer.image.value  # a picture is still shown
+
+
+def test_order_factory_draws_nothing_under_nbgrader(monkeypatch):
+    monkeypatch.setenv("NBGRADER_EXECUTION", "validate")
+    assert order.order_explorer(softmax=ref.softmax) is None
+
+
+def test_order_helpers_reject_bad_input():
+    with pytest.raises(ValueError, match="d must be a positive even integer, got 7"):
+        order.position_table(4, 7, 10000.0)
+    with pytest.raises(ValueError, match="base"):
+        order.position_table(4, 8, 1.0)
+    with pytest.raises(ValueError, match="shuffle"):
+        order.shuffle_order(4, -1)
+    np.testing.assert_allclose(order.position_table(5, 8, 50.0, start=3), table(5, 8, 50.0, 3))
+
+
+# --------------------------------------------------------------------------- 02_sincos
+
+
+def test_sincos_sliders_update_every_artist():
+    explorer = sincos.sincos_explorer(sinusoidal_pe=ref.sinusoidal_pe)
+    assert isinstance(explorer, sincos.SincosExplorer)
+    fig, heat = explorer.fig, explorer.heat
+    set_values(explorer, d=8, max_len=20, base=100.0, pos=3)
+    assert explorer.message.value == ""
+    expected = table(20, 8, base=100.0)
+    np.testing.assert_allclose(explorer.heat.get_array(), expected, atol=1e-12)
+    assert list(explorer.marker.get_ydata()) == [3, 3]
+    x_sin, y_sin = explorer.sin_line.get_data()
+    x_cos, y_cos = explorer.cos_line.get_data()
+    assert list(x_sin) == [0, 2, 4, 6] and list(x_cos) == [1, 3, 5, 7]
+    np.testing.assert_allclose(y_sin, expected[3, 0::2], atol=1e-12)
+    np.testing.assert_allclose(y_cos, expected[3, 1::2], atol=1e-12)
+    # d = 8: four pairs, all drawn; hand i ends at length * (sin 3 theta_i, cos 3 theta_i)
+    for k, hand in enumerate(explorer.hands):
+        theta = 100.0 ** (-2 * k / 8)
+        x, y = hand.get_data()
+        length = sincos.HAND_LENGTHS[k]
+        np.testing.assert_allclose(
+            [x[1], y[1]], [length * math.sin(3 * theta), length * math.cos(3 * theta)], atol=1e-12
+        )
+        assert hand.get_visible()
+        assert f"{2 * math.pi / theta:,.1f}" in explorer.hand_labels[k].get_text()
+    assert explorer.fig is fig and explorer.heat is heat
+    assert explorer.ax_map.get_xlim() == (-0.5, 7.5)
+
+
+def test_sincos_small_d_hides_missing_hands_and_clamps_pos():
+    explorer = sincos.SincosExplorer(ref.sinusoidal_pe, d=64, max_len=100, pos=20)
+    set_values(explorer, d=2, max_len=10, pos=50)
+    assert [h.get_visible() for h in explorer.hands] == [True, False, False, False]
+    assert list(explorer.marker.get_ydata()) == [9, 9]  # pos clamped to the last row
+    x, y = explorer.hands[0].get_data()
+    np.testing.assert_allclose([x[1], y[1]], [math.sin(9.0), math.cos(9.0)], atol=1e-12)
+    assert sincos.hand_pairs(64) == [0, 1, 16, 31]
+    assert sincos.hand_pairs(4) == [0, 1]
+
+
+def test_sincos_blitted_frame_equals_a_full_draw():
+    moved = sincos.SincosExplorer(ref.sinusoidal_pe, d=32, max_len=50, pos=5)
+    set_values(moved, pos=30, base=500.0)
+    fresh = sincos.SincosExplorer(ref.sinusoidal_pe, d=32, max_len=50, pos=30, base=500.0)
+    a, b = pixels(moved.image.value), pixels(fresh.image.value)
+    assert a.shape == b.shape
+    assert np.count_nonzero(np.any(a != b, axis=2)) == 0
+
+
+def test_sincos_wrong_shape_is_reported():
+    explorer = sincos.SincosExplorer(lambda max_len, d, base=10000.0: np.zeros((d, max_len)))
+    assert "must have shape" in explorer.message.value
+
+
+def test_sincos_factory_draws_nothing_under_nbgrader(monkeypatch):
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    assert sincos.sincos_explorer(sinusoidal_pe=ref.sinusoidal_pe) is None
+
+
+# --------------------------------------------------------------------------- bench entries
+
+
+@pytest.mark.parametrize("module", [order, sincos])
+def test_bench_explorers_build_at_full_size(module):
+    entries = module.bench_explorers(ref)
+    assert entries
+    for label, explorer, new_values in entries:
+        assert isinstance(explorer, Explorer) and label.endswith("explorer")
+        if "d" in explorer.controls:
+            assert explorer.controls["d"].value == 512
+        start = explorer.image.value
+        set_values(explorer, **new_values)
+        assert explorer.message.value == ""
+        assert explorer.image.value != start
+
+
+# --------------------------------------------------------------------------- static figures
+
+
+def test_static_figures_render_png():
+    pictures = [
+        wavelength_figure(ref.wavelengths, ds=(8, 64)),
+        pe_heatmaps([("small", ref.sinusoidal_pe(24, 16))]),
+        norm_bars([("d = 64", 1.0, 8.0, math.sqrt(32))]),
+    ]
+    for picture in pictures:
+        assert isinstance(picture, Picture)
+        assert picture._repr_png_().startswith(b"\x89PNG")
+    # the wavelength curve of d = 8 is the learner's function, plotted unchanged
+    line = pictures[0].fig.axes[0].lines[0]
+    np.testing.assert_allclose(line.get_ydata(), 2 * np.pi * 10000.0 ** (np.arange(4) / 4))
+    with pytest.raises(ValueError, match="tables"):
+        pe_heatmaps([])
