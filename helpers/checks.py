@@ -1335,8 +1335,11 @@ def _build() -> dict[str, FunctionCheck]:
     checks: dict[str, FunctionCheck] = {}
     exercise: dict[str, int] = {}
     for name, assignment, kind, fixed, random, mistakes, mutation in _SPECS:
-        exercise[assignment] = exercise.get(assignment, 0) + 1
-        section = f"Exercise {exercise[assignment]}: {name}"
+        if kind == "constant":  # given with the answer cell of the first exercise, not one itself
+            section = f"the answer cell of Exercise 1, which defines {name}"
+        else:
+            exercise[assignment] = exercise.get(assignment, 0) + 1
+            section = f"Exercise {exercise[assignment]}: `{name}`"
         checks[name] = FunctionCheck(
             name=name,
             assignment=assignment,

@@ -617,3 +617,23 @@ def test_expected_of_constants_and_files():
     assert C.expected(C.CHECKS["DIM"], C.Case((), {}, "")) == 64
     assert C.expected(C.CHECKS["THETA_BASE"], C.Case((), {}, "")) == 10000.0
     assert set(C.expected(C.CHECKS["write_report"], C.Case((), {}, ""))) == set(C.REPORT_KEYS)
+
+
+def test_every_section_names_a_heading_of_its_notebook():
+    """The 'see <section>' pointer of every message names a real heading of the notebook."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    for check in C.CHECKS.values():
+        if check.kind == "constant":
+            continue
+        nb = json.loads((root / "source" / check.assignment / f"{check.assignment}.ipynb").read_text())
+        headings = [
+            line
+            for cell in nb["cells"]
+            if cell["cell_type"] == "markdown"
+            for line in "".join(cell["source"]).splitlines()
+            if line.startswith("#")
+        ]
+        assert any(check.section in h for h in headings), (check.name, check.section)
