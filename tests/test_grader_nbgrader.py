@@ -1,0 +1,151 @@
+"""The grading engine through the real ``nbgrader autograde`` and ``generate_feedback``.
+
+One temporary course (tests/fixtures/grading_course.py) serves every test: the fixture
+notebook is released with ``generate_assignment``, one submission per scenario is
+placed in ``submitted/<student>/``, then ``autograde`` and ``generate_feedback`` run
+once for the whole batch. Scores are read from nbgrader's gradebook.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib.util
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location(
+    "grading_course", REPO / "tests" / "fixtures" / "grading_course.py"
+)
+gc = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(gc)
+
+pytestmark = pytest.mark.slow
+
+MISTAKE_STUDENTS = {f"mistake{i:02d}": (fn, name) for i, (fn, name, _) in enumerate(gc.MISTAKES)}
+TAMPERS = {**gc.TAMPERS, **gc.SLOW_TAMPERS}
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory) -> Path:
+    root = gc.make_course(tmp_path_factory.mktemp("course"))
+    gc.submit(root, "correct1", gc.correct_submission(root))
+    gc.submit(root, "correct2", gc.correct_submission(root))
+    gc.submit(root, "stubs", gc.released(root))
+    for student, (fn, name) in MISTAKE_STUDENTS.items():
+        body = next(b for f, m, b in gc.MISTAKES if (f, m) == (fn, name))
+        gc.submit(root, student, gc.submission(root, answers={**gc.SOLUTIONS, fn: body}))
+    for name in TAMPERS:
+        gc.submit(root, f"tamper_{name}", gc.tamper_notebook(gc.released(root), name))
+    gc.nbgrader(root, "autograde", gc.ASSIGNMENT, "--force", "--log-level=WARN")
+    gc.nbgrader(root, "generate_feedback", gc.ASSIGNMENT, "--force", "--log-level=WARN")
+    return root
+
+
+def _total(root: Path, student: str) -> float:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{root}/gradebook.db") as gb:
+        return gb.find_submission(gc.ASSIGNMENT, student).score
+
+
+def _outputs(root: Path, student: str) -> dict[str, list]:
+    nb = nbformat.read(
+        str(root / "autograded" / student / gc.ASSIGNMENT / f"{gc.ASSIGNMENT}.ipynb"), as_version=4
+    )
+    return {
+        c.metadata.get("nbgrader", {}).get("grade_id", f"cell{i}"): c.get("outputs", [])
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "code"
+    }
+
+
+def _feedback_text(root: Path, student: str) -> str:
+    page = (root / "feedback" / student / gc.ASSIGNMENT / f"{gc.ASSIGNMENT}.html").read_text(
+        encoding="utf-8"
+    )
+    page = re.sub(r"<style.*?</style>|<script.*?</script>", " ", page, flags=re.DOTALL)
+    return html.unescape(re.sub(r"<[^>]+>", "", page))
+
+
+def _expected_scores(lost: set[str]) -> dict[str, float]:
+    return {
+        gid: (0 if gid.removeprefix("test_").split("_part")[0] in lost else pts)
+        for gid, pts in gc.full_marks().items()
+    }
+
+
+def _assert_scores(root: Path, student: str, lost: set[str]) -> None:
+    assert gc.scores(root, student) == _expected_scores(lost)
+    assert _total(root, student) == sum(_expected_scores(lost).values())
+
+
+def test_correct_submissions_get_full_marks(course):
+    for student in ("correct1", "correct2"):
+        _assert_scores(course, student, set())
+        assert _total(course, student) == gc.TOTAL_POINTS
+        for gid in gc.full_marks():
+            (out,) = _outputs(course, student)[gid]
+            assert out.output_type == "stream" and out.name == "stdout"
+            assert "passed" in out.text
+
+
+def test_stubs_get_zero(course):
+    _assert_scores(course, "stubs", set(gc.FUNCTIONS))
+    assert _total(course, "stubs") == 0
+    (out,) = _outputs(course, "stubs")["test_apply_rope"]
+    assert out.ename == "WrongAnswer" and "not written yet" in out.evalue
+
+
+@pytest.mark.parametrize("student", sorted(MISTAKE_STUDENTS))
+def test_each_mistake_loses_its_function_and_is_named(course, student):
+    function, mistake = MISTAKE_STUDENTS[student]
+    _assert_scores(course, student, {function})
+    for gid in gc.points_of(function):
+        (out,) = _outputs(course, student)[gid]
+        assert out.output_type == "error" and out.ename == "WrongAnswer"
+        assert mistake in out.evalue
+        assert f"python -m helpers check submitted/{student}/" in out.evalue
+    text = _feedback_text(course, student)
+    assert mistake in text
+    assert "BEGIN HIDDEN TESTS" not in text and f'grade("{function}")' not in text
+
+
+@pytest.mark.parametrize("name", sorted(TAMPERS))
+def test_tamper_attempts_gain_nothing(course, name):
+    _, lost, words = TAMPERS[name]
+    lost = set(gc.FUNCTIONS) if lost == "all" else lost
+    student = f"tamper_{name}"
+    _assert_scores(course, student, lost)
+    for fn in lost:
+        (out,) = _outputs(course, student)[f"test_{fn}"]
+        assert out.ename == "WrongAnswer" and words in out.evalue
+
+
+def test_a_dead_kernel_leaves_the_rest_unrun_but_graded(course):
+    outputs = _outputs(course, "tamper_os_exit")
+    notes = [o for o in outputs["answer_rope_score"] if o.get("ename") == "CellNotRun"]
+    assert notes and "stopped the kernel" in notes[0].evalue
+    assert outputs["test_alibi_bias"][0].output_type == "stream"
+
+
+def test_a_hanging_kernel_is_interrupted_and_grading_goes_on(course):
+    outputs = _outputs(course, "tamper_endless_loop")
+    hung = [o for cell in outputs.values() for o in cell if o.get("ename") == "CellTimeoutError"]
+    assert len(hung) == 1
+    notes = [o for o in outputs["answer_apply_rope"] if o.get("ename") == "CellNotRun"]
+    assert notes and "timed out" in notes[0].evalue
+    assert outputs["test_apply_rope"][0].output_type == "stream"
+
+
+def test_feedback_never_shows_hidden_tests(course):
+    for student in ("correct1", "stubs", "mistake00", "tamper_silence_tracebacks"):
+        text = _feedback_text(course, student)
+        assert "HIDDEN TESTS" not in text
+        for fn in gc.FUNCTIONS:
+            assert f'grade("{fn}")' not in text
+        # The visible asserts stay: they are part of the learner's notebook.
+        assert "softmax([1000.0, 1000.0])" in text
