@@ -1113,7 +1113,9 @@ def _clean_env(workdir: str) -> dict[str, str]:
         "MPLBACKEND": "Agg",
         "NBGRADER_EXECUTION": "autograde",
     }
-    for key in ("PE_COURSE_SANDBOX", "PE_COURSE_BWRAP"):
+    # OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are set on machines whose processor older
+    # OpenBLAS builds misdetect: numpy in the worker must see them too.
+    for key in ("PE_COURSE_SANDBOX", "PE_COURSE_BWRAP", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
         if key in os.environ:
             env[key] = os.environ[key]
     return env
