@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import io
 import math
+import re
 
 import numpy as np
 import pytest
 from PIL import Image
 
 import helpers.reference as ref
-from helpers.plots_0102 import Picture, norm_bars, pe_heatmaps, wavelength_figure
+from helpers.plots import Picture, norm_bars, pe_heatmaps, wavelength_figure
 from helpers.widgets import order, sincos
 from helpers.widgets.base import Explorer
 
@@ -63,7 +64,9 @@ def order_inputs(explorer, n, d):
 
 
 def test_order_without_positions_the_maps_agree():
-    explorer = order.order_explorer(softmax=ref.softmax, n=4, d=8, shuffle=0)
+    explorer = order.order_explorer(
+        attention=ref.attention, position_table=ref.sinusoidal_pe, n=4, d=8, shuffle=0
+    )
     assert isinstance(explorer, order.OrderExplorer)
     fig, images = explorer.fig, list(explorer.images)
     set_values(explorer, n=5, shuffle=3)
@@ -84,7 +87,7 @@ def test_order_without_positions_the_maps_agree():
 
 
 def test_order_positions_after_shuffling_change_the_map():
-    explorer = order.OrderExplorer(ref.softmax, n=6, d=16, shuffle=2)
+    explorer = order.OrderExplorer(ref.attention, ref.sinusoidal_pe, n=6, d=16, shuffle=2)
     before = explorer.image.value
     set_values(explorer, positions=True, base=100.0, pos=7)
     assert explorer.image.value != before
@@ -108,50 +111,68 @@ def test_order_positions_after_shuffling_change_the_map():
 
 
 def test_order_head_width_is_capped_at_64():
-    explorer = order.OrderExplorer(ref.softmax, n=3, d=128, shuffle=0)
+    explorer = order.OrderExplorer(ref.attention, ref.sinusoidal_pe, n=3, d=128, shuffle=0)
     X, W = order_inputs(explorer, 3, 128)
     assert W.shape == (3, 128, 64)
     np.testing.assert_allclose(explorer.images[0].get_array(), weights(X, W[0], W[1]), rtol=1e-12)
 
 
 def test_order_blitted_frame_equals_a_full_draw():
-    moved = order.OrderExplorer(ref.softmax, n=6, d=16, shuffle=1)
+    moved = order.OrderExplorer(ref.attention, ref.sinusoidal_pe, n=6, d=16, shuffle=1)
     set_values(moved, shuffle=4, positions=True, base=300.0)
-    fresh = order.OrderExplorer(ref.softmax, n=6, d=16, shuffle=4, positions=True, base=300.0)
+    fresh = order.OrderExplorer(
+        ref.attention, ref.sinusoidal_pe, n=6, d=16, shuffle=4, positions=True, base=300.0
+    )
     a, b = pixels(moved.image.value), pixels(fresh.image.value)
     assert a.shape == b.shape
     assert np.count_nonzero(np.any(a != b, axis=2)) == 0  # the same picture, pixel for pixel
 
 
 def test_order_reports_a_stub_instead_of_raising():
-    def stub(x, axis=-1):
+    def stub(Q, K, V, bias=None):
         raise NotImplementedError()
 
-    explorer = order.OrderExplorer(stub)
+    explorer = order.OrderExplorer(stub, ref.sinusoidal_pe)
     assert "NotImplementedError" in explorer.message.value
     assert explorer.image.value  # a picture is still shown
 
 
 def test_order_factory_draws_nothing_under_nbgrader(monkeypatch):
     monkeypatch.setenv("NBGRADER_EXECUTION", "validate")
-    assert order.order_explorer(softmax=ref.softmax) is None
+    assert order.order_explorer(attention=ref.attention, position_table=ref.sinusoidal_pe) is None
 
 
 def test_order_helpers_reject_bad_input():
+    explorer = order.OrderExplorer(ref.attention, ref.sinusoidal_pe, n=4, d=8)
     with pytest.raises(ValueError, match="d must be a positive even integer, got 7"):
-        order.position_table(4, 7, 10000.0)
+        explorer.table(4, 7, 10000.0, 0)
     with pytest.raises(ValueError, match="base"):
-        order.position_table(4, 8, 1.0)
+        explorer.table(4, 8, 1.0, 0)
+    with pytest.raises(ValueError, match="pos"):
+        explorer.table(4, 8, 100.0, -1)
     with pytest.raises(ValueError, match="shuffle"):
         order.shuffle_order(4, -1)
-    np.testing.assert_allclose(order.position_table(5, 8, 50.0, start=3), table(5, 8, 50.0, 3))
+    np.testing.assert_allclose(explorer.table(5, 8, 50.0, 3), table(5, 8, 50.0, 3))
+
+
+def test_order_positions_come_from_the_given_table_and_attention():
+    """A table of another shape is reported; the weights are the given attention's."""
+    wrong = order.OrderExplorer(ref.attention, lambda n, d, base: np.zeros((d, n)), positions=True)
+    assert "position_table" in wrong.message.value and "shape" in wrong.message.value
+
+    def uniform(Q, K, V, bias=None):  # every key weighted 1/m, whatever the scores
+        return np.full((len(Q), len(K)), 1.0 / len(K)) @ np.asarray(V)
+
+    flat = order.OrderExplorer(uniform, ref.sinusoidal_pe, n=5, d=8, shuffle=2)
+    assert flat.message.value == ""
+    np.testing.assert_allclose(flat.images[0].get_array(), np.full((5, 5), 0.2), atol=1e-15)
 
 
 # --------------------------------------------------------------------------- 02_sincos
 
 
 def test_sincos_sliders_update_every_artist():
-    explorer = sincos.sincos_explorer(sinusoidal_pe=ref.sinusoidal_pe)
+    explorer = sincos.sincos_explorer(sinusoidal_pe=ref.sinusoidal_pe, wavelengths=ref.wavelengths)
     assert isinstance(explorer, sincos.SincosExplorer)
     fig, heat = explorer.fig, explorer.heat
     set_values(explorer, d=8, max_len=20, base=100.0, pos=3)
@@ -179,7 +200,7 @@ def test_sincos_sliders_update_every_artist():
 
 
 def test_sincos_small_d_hides_missing_hands_and_clamps_pos():
-    explorer = sincos.SincosExplorer(ref.sinusoidal_pe, d=64, max_len=100, pos=20)
+    explorer = sincos.SincosExplorer(ref.sinusoidal_pe, ref.wavelengths, d=64, max_len=100, pos=20)
     set_values(explorer, d=2, max_len=10, pos=50)
     assert [h.get_visible() for h in explorer.hands] == [True, False, False, False]
     assert list(explorer.marker.get_ydata()) == [9, 9]  # pos clamped to the last row
@@ -190,22 +211,28 @@ def test_sincos_small_d_hides_missing_hands_and_clamps_pos():
 
 
 def test_sincos_blitted_frame_equals_a_full_draw():
-    moved = sincos.SincosExplorer(ref.sinusoidal_pe, d=32, max_len=50, pos=5)
+    moved = sincos.SincosExplorer(ref.sinusoidal_pe, ref.wavelengths, d=32, max_len=50, pos=5)
     set_values(moved, pos=30, base=500.0)
-    fresh = sincos.SincosExplorer(ref.sinusoidal_pe, d=32, max_len=50, pos=30, base=500.0)
+    fresh = sincos.SincosExplorer(
+        ref.sinusoidal_pe, ref.wavelengths, d=32, max_len=50, pos=30, base=500.0
+    )
     a, b = pixels(moved.image.value), pixels(fresh.image.value)
     assert a.shape == b.shape
     assert np.count_nonzero(np.any(a != b, axis=2)) == 0
 
 
 def test_sincos_wrong_shape_is_reported():
-    explorer = sincos.SincosExplorer(lambda max_len, d, base=10000.0: np.zeros((d, max_len)))
+    explorer = sincos.SincosExplorer(
+        lambda max_len, d, base=10000.0: np.zeros((d, max_len)), ref.wavelengths
+    )
     assert "must have shape" in explorer.message.value
 
 
 def test_sincos_factory_draws_nothing_under_nbgrader(monkeypatch):
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
-    assert sincos.sincos_explorer(sinusoidal_pe=ref.sinusoidal_pe) is None
+    assert (
+        sincos.sincos_explorer(sinusoidal_pe=ref.sinusoidal_pe, wavelengths=ref.wavelengths) is None
+    )
 
 
 # --------------------------------------------------------------------------- bench entries
@@ -216,7 +243,8 @@ def test_bench_explorers_build_at_full_size(module):
     entries = module.bench_explorers(ref)
     assert entries
     for label, explorer, new_values in entries:
-        assert isinstance(explorer, Explorer) and label.endswith("explorer")
+        assert isinstance(explorer, Explorer)
+        assert re.fullmatch(rf"{module.__name__.rsplit('.', 1)[1]}_explorer\[\w+\]", label)
         if "d" in explorer.controls:
             assert explorer.controls["d"].value == 512
         start = explorer.image.value
@@ -242,3 +270,21 @@ def test_static_figures_render_png():
     np.testing.assert_allclose(line.get_ydata(), 2 * np.pi * 10000.0 ** (np.arange(4) / 4))
     with pytest.raises(ValueError, match="tables"):
         pe_heatmaps([])
+
+
+def test_sincos_wavelength_labels_are_the_learners():
+    """The clock labels print the given wavelengths, not a formula of the explorer."""
+
+    def fake(d, base=10000.0):
+        return np.arange(d // 2) + 0.25
+
+    explorer = sincos.SincosExplorer(ref.sinusoidal_pe, fake, d=8, max_len=10, pos=3)
+    assert explorer.message.value == ""
+    assert [t.get_text() for t in explorer.hand_labels] == [
+        "pair 0: \u03bb = 0.2",
+        "pair 1: \u03bb = 1.2",
+        "pair 2: \u03bb = 2.2",
+        "pair 3: \u03bb = 3.2",
+    ]
+    short = sincos.SincosExplorer(ref.sinusoidal_pe, lambda d, base=1e4: np.ones(3), d=8)
+    assert "wavelengths(8) must have shape (4,)" in short.message.value

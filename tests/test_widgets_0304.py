@@ -15,8 +15,8 @@ import pytest
 from ipywidgets import FloatLogSlider
 
 import helpers.reference as ref
-from helpers import plots_0304
-from helpers.widgets import decay, norm
+from helpers import plots
+from helpers.widgets import base, decay, norm
 from helpers.widgets.base import Explorer
 
 SEED_OFFSETS = [0, 1, 2, 3, 5, 8, 10, 15, 20]
@@ -141,14 +141,14 @@ def test_blitting_keeps_the_background_until_the_limits_change():
 
 
 def test_nice_ceil_rounds_up_to_a_short_list_of_values():
-    assert norm.nice_ceil(5.0) == 5.0
-    assert norm.nice_ceil(5.01) == 6.0
-    assert norm.nice_ceil(17.6) == 20.0
-    assert norm.nice_ceil(0.034) == pytest.approx(0.04)
-    assert norm.nice_ceil(81.0) == 100.0
+    assert base.nice_ceil(5.0) == 5.0
+    assert base.nice_ceil(5.01) == 6.0
+    assert base.nice_ceil(17.6) == 20.0
+    assert base.nice_ceil(0.034) == pytest.approx(0.04)
+    assert base.nice_ceil(81.0) == 100.0
     for bad in (0.0, -1.0, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="x"):
-            norm.nice_ceil(bad)
+            base.nice_ceil(bad)
 
 
 @pytest.mark.parametrize("module", [norm, decay])
@@ -177,10 +177,13 @@ def test_pairwise_distances_matches_the_direct_differences():
     rng = np.random.default_rng(3)
     x = rng.normal(size=(30, 6))
     direct = np.linalg.norm(x[:, None, :] - x[None, :, :], axis=2)
-    assert np.allclose(norm.pairwise_distances(x), direct, atol=1e-9)
-    assert np.all(np.diag(norm.pairwise_distances(x)) == 0)
+    norms = np.sqrt(np.sum(x * x, axis=1))
+    assert np.allclose(norm.pairwise_distances(x, norms), direct, atol=1e-9)
+    assert np.all(np.diag(norm.pairwise_distances(x, norms)) == 0)
     with pytest.raises(ValueError, match="pe"):
-        norm.pairwise_distances(np.zeros(5))
+        norm.pairwise_distances(np.zeros(5), np.zeros(5))
+    with pytest.raises(ValueError, match="norms"):
+        norm.pairwise_distances(x, norms[:-1])
 
 
 # --------------------------------------------------------------------------- decay explorer
@@ -293,7 +296,7 @@ def test_factories_draw_nothing_under_nbgrader(monkeypatch, value):
         )
         is None
     )
-    assert plots_0304.show(plots_0304.ratio_figure([32], [0.25], [1.41])) is None
+    assert plots.ratio_figure([32], [0.25], [1.41])._repr_png_() is None
 
 
 @pytest.mark.parametrize("module", [norm, decay])
@@ -317,7 +320,7 @@ def test_bench_explorers_use_the_given_module_at_d_512(module):
 
 
 def test_widget_modules_do_not_import_the_reference():
-    for module in (norm, decay, plots_0304):
+    for module in (norm, decay, plots):
         assert "helpers.reference" not in Path(module.__file__).read_text(encoding="utf-8")
 
 
@@ -326,33 +329,50 @@ def test_widget_modules_do_not_import_the_reference():
 
 def test_pair_energy_bars_stack_to_one():
     pe = direct_pe(30, 8)
-    fig = plots_0304.pair_energy_figure(pe, [0, 25])
+    fig = plots.pair_energy_figure(pe, [0, 25]).fig
     assert len(fig.axes) == 2
     sin_bars, cos_bars = fig.axes[1].containers
     tops = [s.get_height() + c.get_height() for s, c in zip(sin_bars, cos_bars)]
     assert np.allclose(tops, 1.0)
     assert np.allclose([s.get_height() for s in sin_bars], pe[25, 0::2] ** 2)
     with pytest.raises(ValueError, match="positions"):
-        plots_0304.pair_energy_figure(pe, [30])
+        plots.pair_energy_figure(pe, [30])
     with pytest.raises(ValueError, match="pe"):
-        plots_0304.pair_energy_figure(np.zeros((3, 5)), [0])
+        plots.pair_energy_figure(np.zeros((3, 5)), [0])
 
 
 def test_ratio_and_profile_figures():
-    fig = plots_0304.ratio_figure([32, 512], [0.25, 0.0625], [1.414, 1.414])
+    fig = plots.ratio_figure([32, 512], [0.25, 0.0625], [1.414, 1.414]).fig
     heights = [bar.get_height() for bar in fig.axes[0].patches]
     assert np.allclose(heights, [0.25, 0.0625, 1.414, 1.414])
     with pytest.raises(ValueError, match="same"):
-        plots_0304.ratio_figure([32], [0.25, 0.1], [1.4])
+        plots.ratio_figure([32], [0.25, 0.1], [1.4])
     ks = np.arange(50)
-    fig = plots_0304.profile_figure(
+    picture = plots.profile_figure(
         {"d = 8": (ks, np.cos(ks))}, (SEED_OFFSETS, SEED_DOTS), log_k=True
     )
+    fig = picture.fig
     line, points = fig.axes[0].lines[:2]
     assert np.allclose(line.get_ydata(), np.cos(ks))
     assert np.allclose(points.get_ydata(), SEED_DOTS)
     assert fig.axes[0].get_xscale() == "symlog"
     with pytest.raises(ValueError, match="curves"):
-        plots_0304.profile_figure({})
-    image = plots_0304.show(fig)
-    assert image is not None and image.data.startswith(b"\x89PNG")
+        plots.profile_figure({})
+    image = picture._repr_png_()
+    assert image is not None and image.startswith(b"\x89PNG")
+
+
+def test_norm_explorer_circles_follow_the_learners_minimum():
+    """The circles mark the pair at the learner's distance: 0 (a row against itself) is shown."""
+
+    def with_itself(pe):  # the known mistake: the diagonal is included
+        pe = np.asarray(pe)
+        return float(np.min(np.linalg.norm(pe[:, None, :] - pe[None, :, :], axis=2)))
+
+    ex = norm.NormExplorer(
+        ref.sinusoidal_pe, ref.pe_norms, ref.expected_norm, with_itself, d=8, max_len=30
+    )
+    assert ex.message.value == ""
+    (x, y), _ = ex.closest.get_offsets()
+    assert x == y
+    assert "yours: min 0.0000" in ex.dist_text.get_text()

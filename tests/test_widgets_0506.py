@@ -50,7 +50,10 @@ def centres_of(segments) -> np.ndarray:
 
 def make_shift(**defaults) -> rotation.ShiftExplorer:
     ex = rotation.shift_explorer(
-        sinusoidal_pe=ref.sinusoidal_pe, shift_matrix=ref.shift_matrix, **defaults
+        sinusoidal_pe=ref.sinusoidal_pe,
+        shift_matrix=ref.shift_matrix,
+        shift_error=ref.shift_error,
+        **defaults,
     )
     assert isinstance(ex, rotation.ShiftExplorer)
     return ex
@@ -108,7 +111,12 @@ def test_shift_error_panel_shows_a_clockwise_matrix():
         return ref.shift_matrix(k, d, base).T  # the known mistake: the other direction
 
     ex = rotation.ShiftExplorer(
-        sinusoidal_pe=ref.sinusoidal_pe, shift_matrix=clockwise, d=8, k=3, pos=5
+        sinusoidal_pe=ref.sinusoidal_pe,
+        shift_matrix=clockwise,
+        shift_error=ref.shift_error,
+        d=8,
+        k=3,
+        pos=5,
     )
     _, ys = ex.err_line.get_data()
     # each pair lands at pos - 3 instead of pos + 3: sin(a - b) - sin(a + b) = -2 cos a sin b,
@@ -132,7 +140,9 @@ def test_shift_labels_follow_d_and_stub_is_reported():
     def stub(k, d, base=10000.0):
         raise NotImplementedError
 
-    broken = rotation.ShiftExplorer(sinusoidal_pe=ref.sinusoidal_pe, shift_matrix=stub)
+    broken = rotation.ShiftExplorer(
+        sinusoidal_pe=ref.sinusoidal_pe, shift_matrix=stub, shift_error=ref.shift_error
+    )
     assert "NotImplementedError" in broken.message.value
     assert png(broken).startswith(PNG)
 
@@ -165,6 +175,7 @@ def make_rope(**defaults) -> rope.RopeExplorer:
         rope_score=ref.rope_score,
         turns=ref.turns,
         slow_pairs=ref.slow_pairs,
+        demo_vectors=ref.demo_vectors,
         **defaults,
     )
     assert isinstance(ex, rope.RopeExplorer)
@@ -237,6 +248,7 @@ def test_rope_learner_function_for_one_vector_only_still_draws():
         rope_score=ref.rope_score,
         turns=ref.turns,
         slow_pairs=ref.slow_pairs,
+        demo_vectors=ref.demo_vectors,
         d=8,
         max_len=64,
     )
@@ -248,7 +260,9 @@ def test_rope_stub_is_reported():
     def stub(*args, **kwargs):
         raise NotImplementedError
 
-    ex = rope.RopeExplorer(apply_rope=stub, rope_score=stub, turns=stub, slow_pairs=stub)
+    ex = rope.RopeExplorer(
+        apply_rope=stub, rope_score=stub, turns=stub, slow_pairs=stub, demo_vectors=stub
+    )
     assert "NotImplementedError" in ex.message.value
     assert png(ex).startswith(PNG)
 
@@ -259,7 +273,11 @@ def test_rope_stub_is_reported():
 def test_factories_draw_nothing_while_nbgrader_runs(monkeypatch):
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
     assert (
-        rotation.shift_explorer(sinusoidal_pe=ref.sinusoidal_pe, shift_matrix=ref.shift_matrix)
+        rotation.shift_explorer(
+            sinusoidal_pe=ref.sinusoidal_pe,
+            shift_matrix=ref.shift_matrix,
+            shift_error=ref.shift_error,
+        )
         is None
     )
     assert (
@@ -268,6 +286,7 @@ def test_factories_draw_nothing_while_nbgrader_runs(monkeypatch):
             rope_score=ref.rope_score,
             turns=ref.turns,
             slow_pairs=ref.slow_pairs,
+            demo_vectors=ref.demo_vectors,
         )
         is None
     )
@@ -298,3 +317,40 @@ def test_apply_rows_block_path_and_dense_path(d):
         np.testing.assert_allclose(rotation.apply_rows(M, rows), rows @ M.T, atol=1e-12)
     with pytest.raises(ValueError, match="M must have shape"):
         rotation.apply_rows(np.eye(d + 2), rows)
+
+
+def test_shift_headline_is_the_learners_shift_error():
+    def fixed(k, d, max_len, base=10000.0):
+        return 0.125
+
+    ex = rotation.ShiftExplorer(
+        sinusoidal_pe=ref.sinusoidal_pe, shift_matrix=ref.shift_matrix, shift_error=fixed, d=8
+    )
+    assert ex.message.value == ""
+    assert "1.2e-01" in ex.err_title.get_text()
+
+
+def test_rope_vectors_and_slow_count_are_the_learners():
+    """Given vectors are cut or repeated to d; the green dots are the learner's slow count."""
+    ones = np.ones(4)
+
+    def vectors():
+        return ones, 2 * ones
+
+    ex = rope.RopeExplorer(
+        apply_rope=ref.apply_rope,
+        rope_score=ref.rope_score,
+        turns=ref.turns,
+        slow_pairs=lambda d, delta, base=10000.0: 3,
+        demo_vectors=vectors,
+        d=6,
+        m=4,
+        n=4,
+        max_len=16,
+    )
+    assert ex.message.value == ""
+    # the same position for both: the score is q . k = 2 * 6 at every shift
+    np.testing.assert_allclose(ex.both_line.get_data()[1], 12.0, atol=1e-12)
+    assert list(ex.slow_dots.get_data()[0]) == [0, 1, 2]  # the last 3 of 3 pairs
+    assert len(ex.fast_dots.get_data()[0]) == 0
+    assert "slow_pairs = 3 of 3" in ex.turns_title.get_text()

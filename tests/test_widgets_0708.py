@@ -58,7 +58,7 @@ def loop_mean_distance(slope: float, L: int, causal: bool) -> float:
 
 def make_alibi(**kwargs) -> alibi.AlibiExplorer:
     return alibi.AlibiExplorer(
-        ref.alibi_slopes, ref.alibi_bias, ref.mean_attention_distance, **kwargs
+        ref.alibi_slopes, ref.alibi_bias, ref.mean_attention_distance, ref.softmax, **kwargs
     )
 
 
@@ -134,7 +134,7 @@ def test_alibi_explorer_reports_a_stub_instead_of_raising():
     def stub(n_heads):
         raise NotImplementedError()
 
-    ex = alibi.AlibiExplorer(stub, ref.alibi_bias, ref.mean_attention_distance)
+    ex = alibi.AlibiExplorer(stub, ref.alibi_bias, ref.mean_attention_distance, ref.softmax)
     assert "NotImplementedError" in ex.message.value
     assert bytes(ex.image.value).startswith(b"\x89PNG")
 
@@ -148,6 +148,17 @@ def test_bias_mosaic_samples_long_sequences_down():
 
 
 # --------------------------------------------------------------------------- 08_offsets
+
+
+def alibi_score(q, k, m, n, slope=0.5):
+    """The notebook's ALiBi score, written here: q . k - slope * |m - n|."""
+    return float(np.dot(q, k)) - slope * abs(m - n)
+
+
+def make_offsets(**kwargs) -> offsets.OffsetsExplorer:
+    return offsets.OffsetsExplorer(
+        ref.offset_scan, ref.spread, alibi_score, ref.demo_vectors, **kwargs
+    )
 
 
 def rope_score_complex(q, k, m: int, n: int, base: float) -> float:
@@ -176,7 +187,7 @@ def add_score_seed(q, k, m: int, n: int, base: float) -> float:
 
 
 def test_offsets_explorer_reproduces_seed_004():
-    ex = offsets.OffsetsExplorer(ref.offset_scan, ref.spread)
+    ex = make_offsets()
     assert ex.message.value == ""
     x, y = ex.markers["RoPE"].get_data()
     assert list(x) == [3, 10, 100, 4000]
@@ -189,7 +200,7 @@ def test_offsets_explorer_reproduces_seed_004():
 
 
 def test_offsets_explorer_follows_the_sliders():
-    ex = offsets.OffsetsExplorer(ref.offset_scan, ref.spread)
+    ex = make_offsets()
     fig, curves = ex.fig, dict(ex.curves)
     ex.controls["d"].value = 16
     ex.controls["base"].value = 500.0
@@ -218,7 +229,7 @@ def test_offsets_explorer_follows_the_sliders():
 
 
 def test_offsets_explorer_bad_starts_give_a_message():
-    ex = offsets.OffsetsExplorer(ref.offset_scan, ref.spread)
+    ex = make_offsets()
     ex.controls["starts"].value = "3, ten"
     assert "starts must be integers" in ex.message.value
     ex.controls["starts"].value = "4, 2"
@@ -243,10 +254,19 @@ def test_factories_draw_nothing_under_nbgrader(monkeypatch):
             alibi_slopes=ref.alibi_slopes,
             alibi_bias=ref.alibi_bias,
             mean_attention_distance=ref.mean_attention_distance,
+            softmax=ref.softmax,
         )
         is None
     )
-    assert offsets.offsets_explorer(offset_scan=ref.offset_scan, spread=ref.spread) is None
+    assert (
+        offsets.offsets_explorer(
+            offset_scan=ref.offset_scan,
+            spread=ref.spread,
+            alibi_score=alibi_score,
+            demo_vectors=ref.demo_vectors,
+        )
+        is None
+    )
 
 
 def test_factories_build_explorers_outside_nbgrader(monkeypatch):
@@ -255,10 +275,16 @@ def test_factories_build_explorers_outside_nbgrader(monkeypatch):
         alibi_slopes=ref.alibi_slopes,
         alibi_bias=ref.alibi_bias,
         mean_attention_distance=ref.mean_attention_distance,
+        softmax=ref.softmax,
     )
     assert isinstance(ex, alibi.AlibiExplorer)
     assert isinstance(
-        offsets.offsets_explorer(offset_scan=ref.offset_scan, spread=ref.spread),
+        offsets.offsets_explorer(
+            offset_scan=ref.offset_scan,
+            spread=ref.spread,
+            alibi_score=alibi_score,
+            demo_vectors=ref.demo_vectors,
+        ),
         offsets.OffsetsExplorer,
     )
 
@@ -280,41 +306,70 @@ def test_bench_explorers_accept_their_new_values(module):
 
 
 def test_distance_by_length_figure_draws_the_measured_numbers():
-    import matplotlib.pyplot as plt
-
-    from helpers.plots_0708 import distance_by_length_figure
+    from helpers.plots import distance_by_length_figure
 
     lengths = [16, 64, 256]
     dist = np.array([[1.2, 3.3], [1.45, 9.4], [1.52, 13.9]])
-    fig = distance_by_length_figure(lengths, dist, [1 / 2, 1 / 16])
-    try:
-        ax = fig.axes[0]
-        x, y = ax.lines[0].get_data()
-        assert list(x) == lengths and list(y) == [1.2, 1.45, 1.52]
-        # the dotted limit of the slope-1/2 head: 1 / (e^0.5 - 1) = 1.5415
-        limits = [line.get_ydata()[0] for line in ax.lines if line.get_linestyle() == ":"]
-        assert limits[0] == pytest.approx(1 / (math.exp(0.5) - 1))
-        with pytest.raises(ValueError, match="distances"):
-            distance_by_length_figure(lengths, dist[:2], [1 / 2, 1 / 16])
-    finally:
-        plt.close("all")
+    fig = distance_by_length_figure(lengths, dist, [1 / 2, 1 / 16]).fig
+    ax = fig.axes[0]
+    x, y = ax.lines[0].get_data()
+    assert list(x) == lengths and list(y) == [1.2, 1.45, 1.52]
+    # the dotted limit of the slope-1/2 head: 1 / (e^0.5 - 1) = 1.5415
+    limits = [line.get_ydata()[0] for line in ax.lines if line.get_linestyle() == ":"]
+    assert limits[0] == pytest.approx(1 / (math.exp(0.5) - 1))
+    with pytest.raises(ValueError, match="distances"):
+        distance_by_length_figure(lengths, dist[:2], [1 / 2, 1 / 16])
+
+
+def test_figures_render_nothing_under_nbgrader(monkeypatch):
+    from helpers.plots import turns_figure
+
+    picture = turns_figure(ref.turns, ref.slow_pairs, 8, [1, 16])
+    assert picture._repr_png_().startswith(b"\x89PNG")
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    assert picture._repr_png_() is None
+    assert picture.png().startswith(b"\x89PNG")  # rendering on request still works
 
 
 def test_turns_figure_counts_the_slow_pairs():
-    import matplotlib.pyplot as plt
-
-    from helpers.plots_0708 import turns_figure
+    from helpers.plots import turns_figure
 
     deltas = [1, 16, 256, 4096]
     rows = [
         [delta * 10000.0 ** (-2 * i / 64) / (2 * math.pi) for i in range(32)] for delta in deltas
     ]
-    fig = turns_figure(deltas, rows)
-    try:
-        labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
-        for delta, slow in zip(deltas, (32, 28, 19, 9)):  # seed 004
-            assert f"delta = {delta}: {slow} pairs under one turn" in labels
-        with pytest.raises(ValueError, match="turn_rows"):
-            turns_figure(deltas, rows[:2])
-    finally:
-        plt.close("all")
+    fig = turns_figure(ref.turns, ref.slow_pairs, 64, deltas).fig
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    for delta, slow in zip(deltas, (32, 28, 19, 9)):  # seed 004
+        assert f"delta = {delta}: {slow} pairs under one turn" in labels
+    for line, row in zip(fig.axes[0].lines, rows):
+        np.testing.assert_allclose(line.get_ydata(), row, rtol=1e-12)
+    with pytest.raises(ValueError, match="turns"):
+        turns_figure(lambda d, delta: np.ones(3), ref.slow_pairs, 64, deltas)
+    with pytest.raises(ValueError, match="deltas"):
+        turns_figure(ref.turns, ref.slow_pairs, 64, [])
+
+
+def test_offsets_explorer_uses_the_given_vectors():
+    def vectors():
+        return np.zeros(8), np.zeros(8)
+
+    ex = offsets.OffsetsExplorer(ref.offset_scan, ref.spread, alibi_score, vectors, d=4)
+    assert ex.message.value == ""
+    _, rope_scores = ex.markers["RoPE"].get_data()
+    np.testing.assert_allclose(rope_scores, 0.0, atol=1e-15)  # zero vectors rotate to zero
+    _, ali = ex.markers["ALiBi"].get_data()
+    np.testing.assert_allclose(ali, -0.5 * 2)  # q . k = 0, offset 2, slope 1/2
+
+
+def test_alibi_explorer_uses_the_given_softmax():
+    def flat(scores):  # every visible key the same weight
+        scores = np.asarray(scores)
+        seen = np.isfinite(scores)
+        return seen / seen.sum(axis=-1, keepdims=True)
+
+    ex = alibi.AlibiExplorer(
+        ref.alibi_slopes, ref.alibi_bias, ref.mean_attention_distance, flat, heads=2, seq_len=9
+    )
+    assert ex.message.value == ""
+    np.testing.assert_allclose(ex.distances, (9 - 1) / 4 * np.ones(2), rtol=1e-12)

@@ -1,7 +1,8 @@
 """Explorer of notebook 07_alibi: ALiBi's bias matrices and how far each head looks.
 
-``alibi_explorer(alibi_slopes=..., alibi_bias=..., mean_attention_distance=...)`` draws,
-for ``heads`` heads and ``seq_len`` tokens, with the learner's own functions:
+``alibi_explorer(alibi_slopes=..., alibi_bias=..., mean_attention_distance=...,
+softmax=...)`` draws, for ``heads`` heads and ``seq_len`` tokens, with the learner's own
+functions (``softmax`` is the notebook's row-wise softmax, ``softmax_rows`` in 07_alibi):
 
 1. the bias matrix of every head, tiled into one image (masked entries in grey);
 2. the attention weights of the query at ``pos`` over the keys, one line per head, for a
@@ -33,14 +34,6 @@ MASKED = BIAS_FLOOR - 1.0  # stand-in for -inf, drawn in the colormap's "under" 
 WEIGHT_FLOOR = 1e-6  # the lowest weight panel 2 shows
 
 
-def _softmax_rows(scores: np.ndarray) -> np.ndarray:
-    """Stable softmax over the last axis (rows that are -inf except some entries work)."""
-    e = np.subtract(scores, np.max(scores, axis=-1, keepdims=True))
-    np.exp(e, out=e)
-    e /= np.sum(e, axis=-1, keepdims=True)
-    return e
-
-
 def bias_mosaic(bias: np.ndarray, tile: int = TILE) -> tuple[np.ndarray, int, int]:
     """Tile per-head bias matrices ``(h, L, L)`` into one image ``(rows, cols)`` of tiles.
 
@@ -62,6 +55,12 @@ def bias_mosaic(bias: np.ndarray, tile: int = TILE) -> tuple[np.ndarray, int, in
     return image, rows, cols
 
 
+def head_colours(slopes: np.ndarray) -> np.ndarray:
+    """One colour per head, dark for the steepest slope, light for the flattest."""
+    rank = np.argsort(np.argsort(-np.log2(slopes)))  # 0 for the steepest head
+    return colormaps["viridis"](np.linspace(0.0, 0.9, len(slopes)))[rank]
+
+
 class AlibiExplorer(Explorer):
     """Bias heatmaps per head, one query's weights, and the mean distance of each head."""
 
@@ -70,6 +69,7 @@ class AlibiExplorer(Explorer):
         alibi_slopes: Callable,
         alibi_bias: Callable,
         mean_attention_distance: Callable,
+        softmax: Callable,
         heads: int = 8,
         seq_len: int = 64,
         pos: int | None = None,
@@ -78,7 +78,9 @@ class AlibiExplorer(Explorer):
         self.alibi_slopes = alibi_slopes
         self.alibi_bias = alibi_bias
         self.mean_attention_distance = mean_attention_distance
+        self.softmax = softmax
         self._quiet = False
+        self._key = None
         self.slopes = self.bias = self.weights = self.distances = None
         self.uniform_distance = None
         pos = seq_len - 1 if pos is None else pos
@@ -102,13 +104,22 @@ class AlibiExplorer(Explorer):
 
         cmap = colormaps["magma"].with_extremes(under="#c8c8c8", bad="white")
         self.mosaic = ax_bias.imshow(
-            np.zeros((2, 2)), cmap=cmap, vmin=BIAS_FLOOR, vmax=0.0, interpolation="nearest"
+            np.zeros((2, 2)),
+            cmap=cmap,
+            vmin=BIAS_FLOOR,
+            vmax=0.0,
+            interpolation="nearest",
+            interpolation_stage="data",
         )
         ax_bias.set_axis_off()
+        # fixed limits: the mosaic is scaled into the unit square, whatever its tiles
+        ax_bias.set_xlim(0.0, 1.0)
+        ax_bias.set_ylim(1.0, 0.0)
+        ax_bias.set_autoscale_on(False)
         bar = fig.colorbar(self.mosaic, cax=ax_bar, extend="min", ticks=[-8, -4, 0])
         bar.ax.tick_params(labelsize=8)
         bar.set_label("bias (grey: -inf)", fontsize=8)
-        self.bias_title = ax_bias.set_title("", fontsize=10)
+        self.bias_title = ax_bias.set_title("", fontsize=10, y=1.0)
         self.tile_labels = [
             ax_bias.text(
                 0,
@@ -140,7 +151,7 @@ class AlibiExplorer(Explorer):
             va="top",
             fontsize=8,
         )
-        self.row_title = ax_row.set_title("", fontsize=10)
+        self.row_title = ax_row.set_title("", fontsize=10, y=1.0)
 
         self.dist_points = ax_dist.scatter([], [], s=36, zorder=3, edgecolors="black", lw=0.5)
         self.uniform_line = ax_dist.axhline(1.0, color="0.4", ls="--", lw=1)
@@ -156,33 +167,30 @@ class AlibiExplorer(Explorer):
         ax_dist.set_xlabel("slope (log scale)")
         ax_dist.set_ylabel("mean attention distance (tokens)")
         ax_dist.grid(alpha=0.3)
-        ax_dist.set_title("steep heads look locally", fontsize=10)
+        ax_dist.set_title("steep heads look locally", fontsize=10, y=1.0)
+        # The mosaic and the distance panel change with heads, seq_len and causal only: a
+        # cached layer (see slow_key); a move of pos redraws the weights.
+        self.animate(
+            [*self.row_lines, self.pos_line, self.row_title],
+            slow=[
+                self.mosaic,
+                *self.tile_labels,
+                self.bias_title,
+                self.dist_points,
+                self.uniform_line,
+                self.uniform_text,
+            ],
+        )
 
     def update(self, heads: int, seq_len: int, pos: int, causal: bool) -> None:
         pos = min(int(pos), int(seq_len) - 1)
-        slopes = np.asarray(self.alibi_slopes(heads), dtype=np.float64)
-        bias = np.asarray(self.alibi_bias(heads, seq_len, causal=causal), dtype=np.float64)
-        weights = _softmax_rows(bias)  # a query with no content preference
-        distances = np.asarray(self.mean_attention_distance(weights), dtype=np.float64)
-        uniform = _softmax_rows(np.where(np.isneginf(bias[:1]), -np.inf, 0.0))
-        self.uniform_distance = float(self.mean_attention_distance(uniform)[0])
-        self.slopes, self.bias, self.weights, self.distances = slopes, bias, weights, distances
-        steepness = -np.log2(slopes)  # 1 for slope 1/2, 8 for slope 1/256
-        rank = np.argsort(np.argsort(steepness))  # 0 for the steepest head
-        colours = colormaps["viridis"](np.linspace(0.0, 0.9, heads))[rank]
-
-        image, _, cols = bias_mosaic(bias)
-        self.mosaic.set_data(image)
-        self.mosaic.set_extent((-0.5, image.shape[1] - 0.5, image.shape[0] - 0.5, -0.5))
-        step = (image.shape[1] + 1) / cols
-        for h, label in enumerate(self.tile_labels):
-            label.set_visible(h < heads)
-            if h < heads:
-                r, c = divmod(h, cols)
-                label.set_position((c * step + 1, r * step + 1))
-                label.set_text(f"1/{1 / slopes[h]:.3g}")
-        kind = "causal" if causal else "symmetric"
-        self.bias_title.set_text(f"{kind} bias of {heads} heads, L = {seq_len}")
+        key = (int(heads), int(seq_len), bool(causal))
+        if key != self._key:
+            self._key = None  # until every function of the learner has answered
+            self.measure(heads, seq_len, causal)
+            self._key = key
+            self.draw_heads(heads, seq_len, causal)
+        weights, colours = self.weights, head_colours(self.slopes)
 
         j = np.arange(seq_len)
         for h, line in enumerate(self.row_lines):
@@ -194,6 +202,42 @@ class AlibiExplorer(Explorer):
         self.pos_line.set_xdata([pos, pos])
         self.ax_row.set_xlim(-0.5, seq_len - 0.5)
         self.row_title.set_text(f"weights of the query at pos = {pos}, no content")
+
+    def slow_key(self) -> tuple | None:
+        """The bias mosaic and the distance panel change with heads, seq_len and causal only."""
+        return self._key
+
+    def measure(self, heads: int, seq_len: int, causal: bool) -> None:
+        """Slopes, bias, weights of a query with no content, mean distances (learner's code)."""
+        slopes = np.asarray(self.alibi_slopes(heads), dtype=np.float64)
+        bias = np.asarray(self.alibi_bias(heads, seq_len, causal=causal), dtype=np.float64)
+        weights = np.asarray(self.softmax(bias), dtype=np.float64)  # a query with no content
+        distances = np.asarray(self.mean_attention_distance(weights), dtype=np.float64)
+        uniform = np.asarray(
+            self.softmax(np.where(np.isneginf(bias[:1]), -np.inf, 0.0)), dtype=np.float64
+        )
+        self.uniform_distance = float(self.mean_attention_distance(uniform)[0])
+        self.slopes, self.bias, self.weights, self.distances = slopes, bias, weights, distances
+
+    def draw_heads(self, heads: int, seq_len: int, causal: bool) -> None:
+        """The mosaic of biases and the mean distance of each head (the background)."""
+        slopes, bias, distances = self.slopes, self.bias, self.distances
+        steepness = -np.log2(slopes)  # 1 for slope 1/2, 8 for slope 1/256
+        colours = head_colours(slopes)
+
+        image, _, cols = bias_mosaic(bias)
+        self.mosaic.set_data(image)
+        unit = 1.0 / max(image.shape)  # one pixel of the mosaic, in axes units
+        self.mosaic.set_extent((0.0, image.shape[1] * unit, image.shape[0] * unit, 0.0))
+        step = (image.shape[1] + 1) / cols * unit
+        for h, label in enumerate(self.tile_labels):
+            label.set_visible(h < heads)
+            if h < heads:
+                r, c = divmod(h, cols)
+                label.set_position((c * step + unit, r * step + unit))
+                label.set_text(f"1/{1 / slopes[h]:.3g}")
+        kind = "causal" if causal else "symmetric"
+        self.bias_title.set_text(f"{kind} bias of {heads} heads, L = {seq_len}")
 
         self.dist_points.set_offsets(np.column_stack([steepness, distances]))
         self.dist_points.set_facecolor(colours)
@@ -218,22 +262,43 @@ def alibi_explorer(
     alibi_slopes: Callable,
     alibi_bias: Callable,
     mean_attention_distance: Callable,
+    softmax: Callable,
     heads: int = 8,
     seq_len: int = 64,
     pos: int | None = None,
     causal: bool = True,
 ) -> AlibiExplorer | None:
-    """The ALiBi explorer built on the learner's functions, or None while nbgrader runs."""
+    """The ALiBi explorer built on the learner's functions, or None while nbgrader runs.
+
+    ``softmax`` is a row-wise softmax over the last axis (``softmax_rows`` of 07_alibi).
+    """
     if not interactive():
         return None
     return AlibiExplorer(
-        alibi_slopes, alibi_bias, mean_attention_distance, heads, seq_len, pos, causal
+        alibi_slopes, alibi_bias, mean_attention_distance, softmax, heads, seq_len, pos, causal
     )
 
 
 def bench_explorers(ref) -> list[tuple[str, Explorer, dict]]:
-    """This module's explorers built on the reference module ``ref``, with new slider values."""
-    explorer = AlibiExplorer(
-        ref.alibi_slopes, ref.alibi_bias, ref.mean_attention_distance, heads=8, seq_len=512
-    )
-    return [("alibi_explorer", explorer, {"heads": 12, "pos": 300})]
+    """This module's explorers built on the reference module ``ref``, with new slider values.
+
+    Three moves: ``pos`` keeps the background and the heads (blitted update), ``heads``
+    measures and draws the heads again over the same background, ``seq_len`` changes the
+    axes (full redraw).
+    """
+
+    def build() -> AlibiExplorer:
+        return AlibiExplorer(
+            ref.alibi_slopes,
+            ref.alibi_bias,
+            ref.mean_attention_distance,
+            ref.softmax,
+            heads=8,
+            seq_len=512,
+        )
+
+    return [
+        ("alibi_explorer[pos]", build(), {"pos": 300}),
+        ("alibi_explorer[heads]", build(), {"heads": 12}),
+        ("alibi_explorer[seq_len]", build(), {"seq_len": 256}),
+    ]

@@ -15,8 +15,14 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from helpers.widgets.base import Explorer, int_slider, interactive, log_slider
-from helpers.widgets.norm import BlitExplorer, nice_ceil, subtitle
+from helpers.widgets.base import (
+    Explorer,
+    int_slider,
+    interactive,
+    log_slider,
+    nice_ceil,
+    subtitle,
+)
 
 __all__ = ["DecayExplorer", "bench_explorers", "decay_explorer"]
 
@@ -24,7 +30,7 @@ __all__ = ["DecayExplorer", "bench_explorers", "decay_explorer"]
 MARKERS = 60
 
 
-class DecayExplorer(BlitExplorer):
+class DecayExplorer(Explorer):
     """Measured profile on the closed form (left) and RoFormer's relative bound (right)."""
 
     def __init__(
@@ -84,10 +90,9 @@ class DecayExplorer(BlitExplorer):
         self.ax_bound.set_ylabel("(1/(d/2)) sum_j |S_j|")
         for axis in (ax.xaxis, ax.yaxis, self.ax_bound.xaxis, self.ax_bound.yaxis):
             axis.set_major_locator(MaxNLocator(5 if axis is ax.xaxis else 4))
-        ax.set_title("PE[pos] . PE[pos+k]: measured on sum_i cos(k theta_i)")
-        self.ax_bound.set_title("RoPE preview: RoFormer's decay bound")
+        ax.set_title("PE[pos] . PE[pos+k]: measured on sum_i cos(k theta_i)", y=1.0)
+        self.ax_bound.set_title("RoPE preview: RoFormer's decay bound", y=1.0)
         self.dot_text, self.bound_text = subtitle(ax), subtitle(self.ax_bound)
-        fig.set_dpi(self.dpi)
         self.animate(
             [
                 self.closed_line,

@@ -1,6 +1,7 @@
 """Explorer of notebook 08_offsets: one offset measured at many starts, three methods.
 
-``offsets_explorer(offset_scan=..., spread=..., alibi_score=...)`` places the query at
+``offsets_explorer(offset_scan=..., spread=..., alibi_score=..., demo_vectors=...)`` places
+the query at
 ``start + offset`` and the key at ``start`` and draws, with the learner's own functions:
 
 1. the score against the start for RoPE (flat), additive sin/cos positions (it wobbles:
@@ -10,8 +11,8 @@
 2. the spread (max - min) of each method over the listed starts, in the panel titles.
 
 Sliders: ``offset``, ``base``, ``d`` and a text box with the list of starts. The query and
-key are seed 004's demo vectors, ``q[j] = cos(0.7 j + 0.3)``, ``k[j] = sin(0.4 j + 1.1)``,
-at length ``d`` (at d = 64 they are ``demo_vectors()``).
+key are the learner's ``demo_vectors()``, cut to the first ``d`` entries (or repeated from
+the start when ``d`` is longer); ``alibi_score(q, k, m, n, slope)`` is the notebook's.
 """
 
 from __future__ import annotations
@@ -22,13 +23,18 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
-from helpers.widgets.base import Explorer, int_slider, interactive, log_slider
+from helpers.widgets.base import (
+    Explorer,
+    int_slider,
+    interactive,
+    log_slider,
+    nice_ceil,
+    resized,
+)
 
 __all__ = [
     "OffsetsExplorer",
     "bench_explorers",
-    "default_alibi_score",
-    "demo_pair",
     "offsets_explorer",
     "parse_starts",
 ]
@@ -51,15 +57,17 @@ def parse_starts(text: str) -> list[int]:
     return starts
 
 
-def demo_pair(d: int) -> tuple[np.ndarray, np.ndarray]:
-    """Seed 004's query and key at length d: ``cos(0.7 j + 0.3)`` and ``sin(0.4 j + 1.1)``."""
-    j = np.arange(d, dtype=np.float64)
-    return np.cos(0.7 * j + 0.3), np.sin(0.4 * j + 1.1)
+def y_limits(values) -> tuple[float, float]:
+    """Limits around ``values`` that stay the same over small changes (at least +-1).
 
-
-def default_alibi_score(q, k, m, n, slope: float = 0.5) -> float:
-    """ALiBi's score of a query at m and a key at n: ``q . k - slope * |m - n|``."""
-    return float(np.dot(q, k)) - slope * abs(m - n)
+    The half-height is rounded up by ``nice_ceil`` and the middle snapped to a quarter of
+    it, so that most slider moves keep the axes (and the cached background).
+    """
+    lo, hi = float(np.min(values)), float(np.max(values))
+    half = nice_ceil(max((hi - lo) / 2 * 1.15, 1.0))
+    step = half / 4
+    mid = round((lo + hi) / 2 / step) * step
+    return mid - half, mid + half
 
 
 class OffsetsExplorer(Explorer):
@@ -69,7 +77,8 @@ class OffsetsExplorer(Explorer):
         self,
         offset_scan: Callable,
         spread: Callable,
-        alibi_score: Callable | None = None,
+        alibi_score: Callable,
+        demo_vectors: Callable,
         offset: int = 2,
         base: float = 10000.0,
         d: int = 64,
@@ -78,7 +87,8 @@ class OffsetsExplorer(Explorer):
     ):
         self.offset_scan = offset_scan
         self.spread = spread
-        self.alibi_score = alibi_score or default_alibi_score
+        self.alibi_score = alibi_score
+        self.demo_vectors = demo_vectors
         self.slope = float(slope)
         self.scan = self.dense = None
         self.spreads: dict[str, float] = {}
@@ -116,14 +126,23 @@ class OffsetsExplorer(Explorer):
             ax.minorticks_off()
             ax.set_xlabel("start s (symlog)")
             ax.grid(alpha=0.3)
-            self.titles[name] = ax.set_title("", fontsize=10)
+            self.titles[name] = ax.set_title("", fontsize=10, y=1.0)
         self.axes["RoPE"].set_ylabel("score of query at s + offset, key at s")
         self.axes["RoPE"].legend(loc="lower left", fontsize=8)
         self.suptitle = fig.suptitle("", fontsize=10, y=0.985)
+        self.animate(
+            [
+                *self.curves.values(),
+                *self.markers.values(),
+                *self.titles.values(),
+                self.suptitle,
+            ]
+        )
 
     def update(self, offset: int, base: float, d: int, starts: str) -> None:
         listed = parse_starts(starts)
-        q, k = demo_pair(d)
+        q0, k0 = self.demo_vectors()
+        q, k = resized(q0, d, "demo_vectors()[0]"), resized(k0, d, "demo_vectors()[1]")
         top = max(max(listed), 10)
         dense = np.unique(np.concatenate([[0], np.geomspace(1, top * 1.5, DENSE).round(), listed]))
         dense = [int(s) for s in dense]
@@ -144,10 +163,8 @@ class OffsetsExplorer(Explorer):
             shown = "0 (exact)" if value == 0 else f"{value:.3g}"
             self.titles[name].set_text(f"{name}: spread {shown}")
             # flat curves stay flat on screen: at least +-1 around the middle
-            lo, hi = float(np.min(along)), float(np.max(along))
-            mid, half = (lo + hi) / 2, max((hi - lo) / 2 * 1.15, 1.0)
             ax = self.axes[name]
-            ax.set_ylim(mid - half, mid + half)
+            ax.set_ylim(*y_limits(along))
             ax.set_xlim(-0.5, top * 1.6)
         self.suptitle.set_text(
             f"offset = {offset}, base = {base:.4g}, d = {d}, "
@@ -160,7 +177,8 @@ def offsets_explorer(
     *,
     offset_scan: Callable,
     spread: Callable,
-    alibi_score: Callable | None = None,
+    alibi_score: Callable,
+    demo_vectors: Callable,
     offset: int = 2,
     base: float = 10000.0,
     d: int = 64,
@@ -170,10 +188,28 @@ def offsets_explorer(
     """The offsets explorer built on the learner's functions, or None while nbgrader runs."""
     if not interactive():
         return None
-    return OffsetsExplorer(offset_scan, spread, alibi_score, offset, base, d, starts, slope)
+    return OffsetsExplorer(
+        offset_scan, spread, alibi_score, demo_vectors, offset, base, d, starts, slope
+    )
 
 
 def bench_explorers(ref) -> list[tuple[str, Explorer, dict]]:
-    """This module's explorers built on the reference module ``ref``, with new slider values."""
-    explorer = OffsetsExplorer(ref.offset_scan, ref.spread, d=512)
-    return [("offsets_explorer", explorer, {"offset": 7, "base": 50000.0})]
+    """This module's explorers built on the reference module ``ref``, with new slider values.
+
+    Two moves: new ``starts`` keep the axes (blitted update), ``offset`` and ``base`` move
+    the curves to new limits (full redraw). ALiBi's score is ``q . k`` plus the bias of
+    the reference's ``alibi_bias`` for one head, rescaled from its slope to ``slope``.
+    """
+    one_head = float(ref.alibi_slopes(1)[0])
+
+    def alibi_score(q, k, m, n, slope=0.5):
+        bias = ref.alibi_bias(1, abs(m - n) + 1, causal=False)[0, 0, -1]
+        return float(np.dot(q, k)) + float(bias) * slope / one_head
+
+    def build() -> OffsetsExplorer:
+        return OffsetsExplorer(ref.offset_scan, ref.spread, alibi_score, ref.demo_vectors, d=512)
+
+    return [
+        ("offsets_explorer[starts]", build(), {"starts": "5, 20, 300, 4000"}),
+        ("offsets_explorer[offset]", build(), {"offset": 7, "base": 50000.0}),
+    ]

@@ -3,18 +3,17 @@
 Three panels share one colour scale: the attention weights of the sentence in its own
 order, the weights of the shuffled sentence with rows and columns put back into the
 original token order, and their absolute difference. Without positions the difference is
-zero (self-attention only shuffles its output); with sin/cos positions added *after*
-shuffling it is not.
+zero (self-attention only shuffles its output); with positions added *after* shuffling it
+is not.
 
-``BlitExplorer`` (used by the explorers of 01_order and 02_sincos) re-renders only the
-artists that change: the axes, ticks and labels are drawn once into a cached background,
-and each frame is sent as a JPEG of quality 95 (PNG on request: ``image_format``).
+The weights and outputs come from the learner's ``attention``; the position table from the
+notebook's own function (``preview_pe`` in 01_order), passed in as ``position_table``.
 """
 
 from __future__ import annotations
 
-import io
 import math
+from collections.abc import Callable
 
 import numpy as np
 from matplotlib.colors import PowerNorm
@@ -26,6 +25,7 @@ from helpers.widgets.base import Explorer, int_slider, interactive, log_slider
 MAX_TOKENS = 512
 MAX_D = 512
 HEAD_DIM = 64
+MAX_PIXELS = 256
 WORDS = (
     "I",
     "ate",
@@ -46,74 +46,6 @@ WORDS = (
 )
 
 
-class BlitExplorer(Explorer):
-    """An explorer that redraws only its changing artists over a cached background.
-
-    Subclasses list the artists they change in ``self.dynamic`` (inside ``draw``) and
-    return from ``layout_key()`` everything else that an update may change (axis limits,
-    ticks); the whole figure is drawn again only when that key changes.
-    """
-
-    # JPEG at quality 95 looks the same as PNG here and encodes 20 times faster
-    image_format = "jpeg"
-    jpeg_quality = 95
-
-    def __init__(self, controls, figsize=(9, 4), title: str = ""):
-        self.dynamic = []
-        self._background = None
-        self._layout = None
-        super().__init__(controls, figsize=figsize, title=title)
-
-    def layout_key(self) -> tuple:
-        """What, besides the dynamic artists, the last update changed."""
-        return ()
-
-    def render(self) -> None:
-        from PIL import Image
-
-        fig = self.fig
-        canvas = fig.canvas
-        for artist in self.dynamic:
-            artist.set_animated(True)
-        fig.dpi = self.dpi
-        key = self.layout_key()
-        if self._background is None or key != self._layout:
-            canvas.draw()  # everything except the dynamic artists
-            self._background = canvas.copy_from_bbox(fig.bbox)
-            self._layout = key
-        else:
-            canvas.restore_region(self._background)
-        for artist in self.dynamic:
-            fig.draw_artist(artist)
-        picture = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba())
-        picture = picture.convert("RGB")
-        buf = io.BytesIO()
-        if self.image_format == "jpeg":
-            picture.save(buf, format="jpeg", quality=self.jpeg_quality)
-        else:
-            picture.save(buf, format="png", compress_level=1)
-        self.image.format = self.image_format
-        self.image.value = buf.getvalue()
-
-
-def position_table(n: int, d: int, base: float, start: int = 0) -> np.ndarray:
-    """Sin/cos positions start .. start + n - 1 (the table of notebook 02_sincos).
-
-    PE[pos, 2i] = sin(pos theta_i), PE[pos, 2i+1] = cos(pos theta_i), theta_i = base**(-2i/d)
-    # shape: (n, d)
-    """
-    d = validate.dim(d)
-    base = validate.base(base)
-    n = validate.count(n, "n")
-    start = int(validate.positions(start, "start"))
-    theta = np.exp(-(2.0 * np.arange(d // 2) / d) * math.log(base))
-    angles = np.arange(start, start + n, dtype=np.float64)[:, None] * theta
-    out = np.empty((n, d))
-    out[:, 0::2] = np.sin(angles)
-    out[:, 1::2] = np.cos(angles)
-    return out
-
-
 def shuffle_order(n: int, shuffle: int) -> np.ndarray:
     """The permutation of shuffle number ``shuffle`` (0 keeps the order). # shape: (n,)"""
     n = validate.count(n, "n")
@@ -123,17 +55,20 @@ def shuffle_order(n: int, shuffle: int) -> np.ndarray:
     return np.random.default_rng(shuffle).permutation(n)
 
 
-class OrderExplorer(BlitExplorer):
-    """Attention maps of a sentence and of its shuffled copy, built with the learner's softmax.
+class OrderExplorer(Explorer):
+    """Attention maps of a sentence and of its shuffled copy, from the learner's ``attention``.
 
     One attention head of width ``min(d, 64)``. Controls: ``n`` tokens, model dimension
     ``d``, ``base`` of the position table, ``pos`` (the position of the first token),
-    ``shuffle`` (0 = no shuffle) and ``positions`` (add the sin/cos table after shuffling).
+    ``shuffle`` (0 = no shuffle) and ``positions`` (add the table's rows after shuffling).
+    ``position_table(max_len, d, base)`` is a function of the notebook returning a
+    ``(max_len, d)`` table.
     """
 
     def __init__(
         self,
-        softmax,
+        attention: Callable,
+        position_table: Callable,
         n: int = 6,
         d: int = 16,
         base: float = 10000.0,
@@ -143,7 +78,8 @@ class OrderExplorer(BlitExplorer):
     ):
         import ipywidgets as widgets
 
-        self.softmax = softmax
+        self.attention = attention
+        self.position_table = position_table
         rng = np.random.default_rng(2024)
         # word vectors and projections for the largest sizes; each update slices them
         self.words_full = rng.standard_normal((MAX_TOKENS, MAX_D))
@@ -163,6 +99,16 @@ class OrderExplorer(BlitExplorer):
         )
 
     # -- the data -------------------------------------------------------------------
+    def table(self, n: int, d: int, base: float, pos: int) -> np.ndarray:
+        """Rows pos .. pos + n - 1 of the notebook's position table. # shape: (n, d)"""
+        pos = int(validate.positions(pos, "pos"))
+        P = np.asarray(self.position_table(pos + n, d, base), dtype=np.float64)
+        if P.shape != (pos + n, d):
+            raise ValueError(
+                f"position_table({pos + n}, {d}) must have shape {(pos + n, d)}, got {P.shape}"
+            )
+        return P[pos:]
+
     def inputs(self, n: int, d: int, base: float, pos: int, shuffle: int, positions: bool):
         """Word vectors X (n, d), projections (Wq, Wk, Wv) (d, d_k), permutation, positions P.
 
@@ -171,17 +117,24 @@ class OrderExplorer(BlitExplorer):
         X = self.words_full[:n, :d]
         W = self.w_full[:, :d, : min(d, HEAD_DIM)] / math.sqrt(d)
         perm = shuffle_order(n, shuffle)
-        P = position_table(n, d, base, pos) if positions else np.zeros((n, d))
+        P = self.table(n, d, base, pos) if positions else np.zeros((n, d))
         return X, W, perm, P
 
     def head(self, ZW: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Weights softmax(Q K^T / sqrt(d_k)) (learner's softmax) and output A V.
+        """The weights and the output of the learner's ``attention`` on one set of projections.
 
         ``ZW`` holds the three projections of the tokens, Z Wq, Z Wk, Z Wv: shape (3, n, d_k).
+        One call with the values ``[I | V]`` returns both: ``A I = A`` and ``A V``.
         """
         Q, K, V = ZW
-        weights = np.asarray(self.softmax(Q @ K.T / math.sqrt(Q.shape[1]), axis=-1), dtype=float)
-        return weights, weights @ V
+        n = Q.shape[0]
+        both = np.asarray(self.attention(Q, K, np.hstack([np.eye(n), V])), dtype=np.float64)
+        if both.shape != (n, n + V.shape[1]):
+            raise ValueError(
+                f"attention(Q, K, V) must have shape (n, d_v) = {(n, n + V.shape[1])}, "
+                f"got {both.shape}"
+            )
+        return both[:, :n], both[:, n:]
 
     def projections(self, n, d, base, pos, positions) -> tuple[np.ndarray, np.ndarray]:
         """(X W, P W) for the three projections, each recomputed only when its inputs change.
@@ -216,7 +169,7 @@ class OrderExplorer(BlitExplorer):
                 interpolation="nearest",
                 interpolation_stage="data",
             )
-            self.titles.append(ax.set_title(label, fontsize=10))
+            self.titles.append(ax.set_title(label, fontsize=10, y=1.0))
             ax.set_xlabel("key token")
             self.images.append(im)
         self.axes[0].set_ylabel("query token")
@@ -225,10 +178,7 @@ class OrderExplorer(BlitExplorer):
             self.images[0], cax=cax, label="attention weight", ticks=[0, 0.01, 0.05, 0.2, 0.5, 1]
         )
         self.suptitle = fig.suptitle("", fontsize=11)
-        self.dynamic = [*self.images, self.titles[2], self.suptitle]
-
-    def layout_key(self) -> tuple:
-        return (self.last.get("n"),)
+        self.animate([*self.images, self.titles[2], self.suptitle])
 
     def update(self, n, d, base, pos, shuffle, positions) -> None:
         n = validate.count(n, "n", minimum=2)
@@ -236,13 +186,19 @@ class OrderExplorer(BlitExplorer):
         perm = shuffle_order(n, shuffle)
         inv = np.argsort(perm)
         XW, PW = self.projections(n, d, base, pos, positions)
-        original, out = self.head(XW + PW)
+        key = (n, d, float(base), int(pos), bool(positions))
+        if self._cache.get("head_key") != key:  # the sentence in its own order: no shuffle
+            self._cache.update(head_key=None, head=self.head(XW + PW))
+            self._cache["head_key"] = key
+        original, out = self._cache["head"]
         shuffled, out_shuffled = self.head(XW[:, perm] + PW)
         put_back = shuffled[np.ix_(inv, inv)]
         diff = np.abs(put_back - original)
         gap = float(np.max(np.abs(out_shuffled - out[perm])))
+        # at most MAX_PIXELS rows and columns are drawn (the panels are about 230 pixels wide)
+        stride = -(-n // MAX_PIXELS)
         for im, data in zip(self.images, (original, put_back, diff)):
-            im.set_data(data)
+            im.set_data(data[::stride, ::stride])
             im.set_extent((-0.5, n - 0.5, n - 0.5, -0.5))
         if self.last.get("n") != n:
             labels = [WORDS[i] if i < len(WORDS) else str(i) for i in range(n)]
@@ -268,18 +224,31 @@ class OrderExplorer(BlitExplorer):
         }
 
 
-def order_explorer(*, softmax, **start) -> OrderExplorer | None:
+def order_explorer(
+    *, attention: Callable, position_table: Callable, **start
+) -> OrderExplorer | None:
     """Shuffle tokens and compare attention maps; ``None`` while nbgrader runs the notebook.
 
-    Pass the notebook's own softmax: ``order_explorer(softmax=softmax)``; ``start`` sets
-    the first slider values (``n``, ``d``, ``base``, ``pos``, ``shuffle``, ``positions``).
+    Pass the notebook's own functions:
+    ``order_explorer(attention=attention, position_table=preview_pe)``; ``start`` sets the
+    first slider values (``n``, ``d``, ``base``, ``pos``, ``shuffle``, ``positions``).
     """
     if not interactive():
         return None
-    return OrderExplorer(softmax, **start)
+    return OrderExplorer(attention, position_table, **start)
 
 
 def bench_explorers(ref) -> list[tuple[str, Explorer, dict]]:
-    """The explorer at 512 tokens and d = 512 with the reference softmax, and new values."""
-    explorer = OrderExplorer(ref.softmax, n=512, d=512, positions=True)
-    return [("order_explorer", explorer, {"shuffle": 7, "base": 100.0})]
+    """The explorer at 512 tokens and d = 512 on the reference maths, and new values.
+
+    Two moves: ``shuffle`` keeps the axes (blitted update), ``n`` changes them (full
+    redraw).
+    """
+
+    def build() -> OrderExplorer:
+        return OrderExplorer(ref.attention, ref.sinusoidal_pe, n=512, d=512, positions=True)
+
+    return [
+        ("order_explorer[shuffle]", build(), {"shuffle": 7}),
+        ("order_explorer[n]", build(), {"n": 500}),
+    ]

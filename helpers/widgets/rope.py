@@ -6,8 +6,9 @@ learner's ``apply_rope`` the score is one flat line; with only the query rotated
 mistake) it wanders. The right panel shows how many turns each pair makes over ``|m - n|``
 (the learner's ``turns``) and how many pairs have not finished one (``slow_pairs``).
 
-The query and key are seed 004's ``demo_vectors`` formula at length ``d``:
-``q[j] = cos(0.7 j + 0.3)``, ``k[j] = sin(0.4 j + 1.1)``.
+The query and key are the learner's ``demo_vectors()``, cut to the first ``d`` entries
+(or repeated from the start when ``d`` is longer); the flat line is the learner's
+``rope_score`` at every shift.
 """
 
 from __future__ import annotations
@@ -17,17 +18,10 @@ from collections.abc import Callable
 import numpy as np
 from matplotlib.figure import Figure
 
-from helpers.widgets.base import Explorer, int_slider, interactive, log_slider
-from helpers.widgets.rotation import BlitExplorer
+from helpers.widgets.base import Explorer, int_slider, interactive, log_slider, resized
 
 MAX_LEN = 512  # the shift s runs over 0 .. MAX_LEN - 1
 _TURNS_FLOOR = 1e-8  # zero turns (m == n) are drawn at this height on the log axis
-
-
-def seed_vectors(d: int) -> tuple[np.ndarray, np.ndarray]:
-    """Seed 004's query and key at length ``d``: ``cos(0.7 j + 0.3)`` and ``sin(0.4 j + 1.1)``."""
-    j = np.arange(d, dtype=np.float64)
-    return np.cos(0.7 * j + 0.3), np.sin(0.4 * j + 1.1)
 
 
 def _rotate_all(apply_rope: Callable, vec: np.ndarray, pos: np.ndarray, base: float) -> np.ndarray:
@@ -42,7 +36,20 @@ def _rotate_all(apply_rope: Callable, vec: np.ndarray, pos: np.ndarray, base: fl
     return np.stack([np.asarray(apply_rope(vec, int(p), base), dtype=np.float64) for p in pos])
 
 
-class RopeExplorer(BlitExplorer):
+def _scores_all(rope_score: Callable, q, k, m: np.ndarray, n: np.ndarray, base: float):
+    """``rope_score`` at many position pairs; a learner's scalar-only version works too."""
+    qs = np.broadcast_to(q, m.shape + q.shape)
+    ks = np.broadcast_to(k, n.shape + k.shape)
+    try:
+        out = np.asarray(rope_score(qs, ks, m, n, base), dtype=np.float64)
+    except Exception:  # noqa: BLE001 - a learner's rope_score may take one pair only
+        out = None
+    if out is not None and out.shape == m.shape:
+        return out
+    return np.array([float(rope_score(q, k, int(a), int(b), base)) for a, b in zip(m, n)])
+
+
+class RopeExplorer(Explorer):
     """Score against absolute position at a fixed offset, and the turns of each pair.
 
     Artists the tests read: ``both_line`` (both rotated), ``q_only_line`` (only the query),
@@ -55,6 +62,7 @@ class RopeExplorer(BlitExplorer):
         rope_score: Callable,
         turns: Callable,
         slow_pairs: Callable,
+        demo_vectors: Callable,
         d: int = 64,
         m: int = 5,
         n: int = 3,
@@ -65,6 +73,7 @@ class RopeExplorer(BlitExplorer):
         self.rope_score = rope_score
         self.turns = turns
         self.slow_pairs = slow_pairs
+        self.demo_vectors = demo_vectors
         self.max_len = int(max_len)
         self._layout = None
         controls = {
@@ -92,7 +101,7 @@ class RopeExplorer(BlitExplorer):
         ax.set_ylabel("score")
         ax.grid(True, alpha=0.3)
         ax.legend(loc="lower right", fontsize=8, framealpha=0.9)
-        ax.set_title("the same offset at every shift s", fontsize=10)
+        ax.set_title("the same offset at every shift s", fontsize=10, y=1.0)
         # the moving texts are short: every glyph is drawn again on every update
         self.score_title = ax.text(
             0.02,
@@ -117,7 +126,7 @@ class RopeExplorer(BlitExplorer):
         turns_ax.set_ylabel("turns over |m − n|")
         turns_ax.grid(True, which="major", alpha=0.3)
         turns_ax.legend(loc="upper right", fontsize=8, framealpha=0.9)
-        turns_ax.set_title("turns per pair over the distance |n − m|", fontsize=10)
+        turns_ax.set_title("turns per pair over the distance |n − m|", fontsize=10, y=1.0)
         self.turns_title = turns_ax.text(
             0.03,
             0.04,
@@ -126,23 +135,25 @@ class RopeExplorer(BlitExplorer):
             fontsize=10,
             bbox={"facecolor": "white", "alpha": 0.85, "lw": 0},
         )
-        self.moving = [
-            self.q_only_line,
-            self.both_line,
-            self.now,
-            self.score_title,
-            self.fast_dots,
-            self.slow_dots,
-            self.turns_title,
-        ]
+        self.animate(
+            [
+                self.q_only_line,
+                self.both_line,
+                self.now,
+                self.score_title,
+                self.fast_dots,
+                self.slow_dots,
+                self.turns_title,
+            ]
+        )
 
     def update(self, m: int, n: int, d: int, base: float) -> None:
-        q, k = seed_vectors(d)
+        q0, k0 = self.demo_vectors()
+        q, k = resized(q0, d, "demo_vectors()[0]"), resized(k0, d, "demo_vectors()[1]")
         s = np.arange(self.max_len)
+        both = _scores_all(self.rope_score, q, k, m + s, n + s, base)  # shape: (max_len,)
         rq = _rotate_all(self.apply_rope, q, m + s, base)  # shape: (max_len, d)
-        rk = _rotate_all(self.apply_rope, k, n + s, base)
-        both = np.sum(rq * rk, axis=1)  # shape: (max_len,)
-        q_only = np.sum(rq * k, axis=1)  # elementwise: no multi-threaded BLAS in the update
+        q_only = np.sum(rq * k, axis=1)  # the known mistake: the key left where it was
         score = float(self.rope_score(q, k, m, n, base))
         self.both_line.set_data(s, both)
         self.q_only_line.set_data(s, q_only)
@@ -153,7 +164,7 @@ class RopeExplorer(BlitExplorer):
         t = np.asarray(self.turns(d, delta, base), dtype=np.float64)  # shape: (d // 2,)
         slow = int(self.slow_pairs(d, delta, base))
         i = np.arange(t.shape[0])
-        below = t < 1.0
+        below = i >= t.shape[0] - slow  # the learner's count of slow pairs: the last ones
         shown = np.maximum(t, _TURNS_FLOOR)
         self.slow_dots.set_data(i[below], shown[below])
         self.fast_dots.set_data(i[~below], shown[~below])
@@ -166,17 +177,20 @@ class RopeExplorer(BlitExplorer):
             # full redraw of the background
             bound = 1.15 * top if top > 0 else 1.0
             self.ax.set_ylim(-bound, bound)
-            self.stale = True
         if d != self._layout:
             self.turns_ax.set_xlim(-0.5, max(d // 2 - 0.5, 0.5))
             self._layout = d
-            self.stale = True
 
 
 def rope_explorer(
-    apply_rope: Callable, rope_score: Callable, turns: Callable, slow_pairs: Callable, **defaults
+    apply_rope: Callable,
+    rope_score: Callable,
+    turns: Callable,
+    slow_pairs: Callable,
+    demo_vectors: Callable,
+    **defaults,
 ) -> RopeExplorer | None:
-    """Sliders m, n, d and base over the learner's RoPE functions.
+    """Sliders m, n, d and base over the learner's RoPE functions and ``demo_vectors``.
 
     ``defaults`` sets the starting slider values (``d``, ``m``, ``n``, ``base``).
     Returns ``None`` while nbgrader runs the notebook.
@@ -184,18 +198,34 @@ def rope_explorer(
     if not interactive():
         return None
     return RopeExplorer(
-        apply_rope=apply_rope, rope_score=rope_score, turns=turns, slow_pairs=slow_pairs, **defaults
+        apply_rope=apply_rope,
+        rope_score=rope_score,
+        turns=turns,
+        slow_pairs=slow_pairs,
+        demo_vectors=demo_vectors,
+        **defaults,
     )
 
 
 def bench_explorers(ref) -> list[tuple[str, Explorer, dict]]:
-    """The explorers of this module built on the reference module ``ref``, at d = 512."""
-    explorer = RopeExplorer(
-        apply_rope=ref.apply_rope,
-        rope_score=ref.rope_score,
-        turns=ref.turns,
-        slow_pairs=ref.slow_pairs,
-        d=512,
-        max_len=512,
-    )
-    return [("06_rope rope_explorer", explorer, {"m": 300, "n": 44, "base": 500000.0})]
+    """The explorers of this module built on the reference module ``ref``, at d = 512.
+
+    Two moves: ``m``, ``n`` and ``base`` keep the axes (blitted update), ``d`` changes them
+    (full redraw).
+    """
+
+    def build() -> RopeExplorer:
+        return RopeExplorer(
+            apply_rope=ref.apply_rope,
+            rope_score=ref.rope_score,
+            turns=ref.turns,
+            slow_pairs=ref.slow_pairs,
+            demo_vectors=ref.demo_vectors,
+            d=512,
+            max_len=512,
+        )
+
+    return [
+        ("rope_explorer[m]", build(), {"m": 300, "n": 44, "base": 500000.0}),
+        ("rope_explorer[d]", build(), {"d": 256}),
+    ]

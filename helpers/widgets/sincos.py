@@ -4,10 +4,13 @@ Three panels: the table ``PE`` as a heatmap (positions down, dimensions across) 
 highlighted position marked; that position's row (sin at even dimensions, cos at odd
 ones); and the clock: pair ``i`` drawn as a hand from the centre to ``(sin a, cos a)``,
 ``a = pos * theta_i``, which starts at twelve o'clock and turns clockwise as ``pos`` grows.
-The fast pair is the long second hand, the slowest pair the short hour hand.
+The fast pair is the long second hand, the slowest pair the short hour hand; each hand is
+labelled with its wavelength from the learner's ``wavelengths``.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -15,7 +18,6 @@ from matplotlib.ticker import MaxNLocator
 
 from helpers import validate
 from helpers.widgets.base import Explorer, int_slider, interactive, log_slider
-from helpers.widgets.order import BlitExplorer
 
 MAX_LEN = 512
 MAX_D = 512
@@ -34,7 +36,7 @@ def hand_pairs(d: int) -> list[int]:
     return out
 
 
-class SincosExplorer(BlitExplorer):
+class SincosExplorer(Explorer):
     """The learner's ``sinusoidal_pe`` as a heatmap, one row, and clock hands.
 
     Controls: model dimension ``d``, table length ``max_len``, ``base`` and the highlighted
@@ -42,9 +44,16 @@ class SincosExplorer(BlitExplorer):
     """
 
     def __init__(
-        self, sinusoidal_pe, d: int = 64, max_len: int = 100, base: float = 10000.0, pos: int = 20
+        self,
+        sinusoidal_pe: Callable,
+        wavelengths: Callable,
+        d: int = 64,
+        max_len: int = 100,
+        base: float = 10000.0,
+        pos: int = 20,
     ):
         self.sinusoidal_pe = sinusoidal_pe
+        self.wavelengths = wavelengths
         self.last = {}
         controls = {
             "d": int_slider("d", d, 2, MAX_D, step=2),
@@ -79,7 +88,7 @@ class SincosExplorer(BlitExplorer):
         for ax in (self.ax_map, self.ax_row):
             ax.xaxis.set_major_locator(MaxNLocator(nbins=6, integer=True))
         self.ax_map.set_ylabel("position pos")
-        self.map_title = self.ax_map.set_title("", fontsize=10)
+        self.map_title = self.ax_map.set_title("", fontsize=10, y=1.0)
         fig.colorbar(self.heat, cax=cax)
 
         (self.sin_line,) = self.ax_row.plot(
@@ -88,12 +97,14 @@ class SincosExplorer(BlitExplorer):
         (self.cos_line,) = self.ax_row.plot(
             [], [], "s-", ms=3, lw=1, color="tab:blue", label="cos (odd j)"
         )
-        self.ax_row.set_ylim(-1.15, 1.15)
+        self.ax_row.set_ylim(-1.45, 1.15)  # room under -1 for the legend: it stays static
         self.ax_row.axhline(0, color="0.8", lw=0.8)
         self.ax_row.set_xlabel("dimension j")
         self.ax_row.set_ylabel("PE[pos, j]")
-        self.row_legend = self.ax_row.legend(loc="lower right", fontsize=8, framealpha=0.9)
-        self.row_title = self.ax_row.set_title("", fontsize=10)
+        self.row_legend = self.ax_row.legend(
+            loc="lower center", ncol=2, fontsize=8, framealpha=0.9, borderaxespad=0.2
+        )
+        self.row_title = self.ax_row.set_title("", fontsize=10, y=1.0)
 
         angles = np.linspace(0, 2 * np.pi, 200)
         self.ax_clock.plot(np.sin(angles), np.cos(angles), color="0.6", lw=1)
@@ -115,22 +126,24 @@ class SincosExplorer(BlitExplorer):
             self.hands.append(hand)
             label = fig.text(0.76, 0.25 - 0.06 * k, "", color=colour, fontsize=9)
             self.hand_labels.append(label)
-        self.clock_title = self.ax_clock.set_title("", fontsize=10)
-        self.dynamic = [
-            self.heat,
-            self.marker,
-            self.sin_line,
-            self.cos_line,
-            self.row_legend,
-            *self.hands,
-            *self.hand_labels,
-            self.map_title,
-            self.row_title,
-            self.clock_title,
-        ]
+        self.clock_title = self.ax_clock.set_title("", fontsize=10, y=1.0)
+        # The table, its title and the wavelengths change with d, max_len and base only: a
+        # cached layer (see slow_key); a move of pos redraws the rest.
+        self.animate(
+            [
+                self.marker,
+                self.sin_line,
+                self.cos_line,
+                *self.hands,
+                self.row_title,
+                self.clock_title,
+            ],
+            slow=[self.heat, self.map_title, *self.hand_labels],
+        )
 
-    def layout_key(self) -> tuple:
-        return (self.last.get("d"), self.last.get("max_len"))
+    def slow_key(self) -> tuple:
+        """The table, its title and the wavelengths follow d, max_len and base."""
+        return (self.last.get("base"), self.last.get("d"), self.last.get("max_len"))
 
     def update(self, d, max_len, base, pos) -> None:
         d = validate.dim(d)
@@ -155,13 +168,15 @@ class SincosExplorer(BlitExplorer):
             self.ax_map.set_ylim(max_len - 0.5, -0.5)
             self.ax_row.set_xlim(-0.5, d - 0.5)
         pairs = hand_pairs(d)
+        lam = np.asarray(self.wavelengths(d, base), dtype=np.float64)
+        if lam.shape != (d // 2,):
+            raise ValueError(f"wavelengths({d}) must have shape {(d // 2,)}, got {lam.shape}")
         for k, (hand, label) in enumerate(zip(self.hands, self.hand_labels)):
             if k < len(pairs):
                 i = pairs[k]
                 length = HAND_LENGTHS[k]
                 hand.set_data([0, length * row[2 * i]], [0, length * row[2 * i + 1]])
-                turn = 2 * np.pi / (base ** (-2 * i / d))
-                label.set_text(f"pair {i}: \u03bb = {turn:,.1f}")
+                label.set_text(f"pair {i}: \u03bb = {lam[i]:,.1f}")
                 hand.set_visible(True)
                 label.set_visible(True)
             else:
@@ -173,18 +188,32 @@ class SincosExplorer(BlitExplorer):
         self.last = {"d": d, "max_len": max_len, "base": base, "pos": pos, "pe": pe, "pairs": pairs}
 
 
-def sincos_explorer(*, sinusoidal_pe, **start) -> SincosExplorer | None:
+def sincos_explorer(
+    *, sinusoidal_pe: Callable, wavelengths: Callable, **start
+) -> SincosExplorer | None:
     """The sin/cos table explorer; ``None`` while nbgrader runs the notebook.
 
-    Pass the notebook's own function: ``sincos_explorer(sinusoidal_pe=sinusoidal_pe)``;
-    ``start`` sets the first slider values (``d``, ``max_len``, ``base``, ``pos``).
+    Pass the notebook's own functions:
+    ``sincos_explorer(sinusoidal_pe=sinusoidal_pe, wavelengths=wavelengths)``; ``start``
+    sets the first slider values (``d``, ``max_len``, ``base``, ``pos``).
     """
     if not interactive():
         return None
-    return SincosExplorer(sinusoidal_pe, **start)
+    return SincosExplorer(sinusoidal_pe, wavelengths, **start)
 
 
 def bench_explorers(ref) -> list[tuple[str, Explorer, dict]]:
-    """The explorer at d = 512 and max_len = 512 with the reference table, and new values."""
-    explorer = SincosExplorer(ref.sinusoidal_pe, d=512, max_len=512, pos=20)
-    return [("sincos_explorer", explorer, {"pos": 300, "base": 100.0})]
+    """The explorer at d = 512 and max_len = 512 on the reference maths, and new values.
+
+    Three moves: ``pos`` keeps the background and the table (blitted update), ``base``
+    draws the table again over the same background, ``d`` changes the axes (full redraw).
+    """
+
+    def build() -> SincosExplorer:
+        return SincosExplorer(ref.sinusoidal_pe, ref.wavelengths, d=512, max_len=512, pos=20)
+
+    return [
+        ("sincos_explorer[pos]", build(), {"pos": 300}),
+        ("sincos_explorer[base]", build(), {"base": 100.0}),
+        ("sincos_explorer[d]", build(), {"d": 256}),
+    ]

@@ -1,0 +1,387 @@
+"""Static figures of the course notebooks, one function per figure.
+
+Every function takes the learner's own functions, or numbers the notebook measured with
+them, and returns a ``Picture``: a matplotlib figure built without pyplot (nothing global
+changes) that a notebook shows as a PNG when it is the last expression of a cell. While
+nbgrader runs the notebook (``NBGRADER_EXECUTION`` is set) a ``Picture`` renders nothing.
+
+| notebook | figures |
+| --- | --- |
+| 02_sincos | ``pe_heatmaps``, ``wavelength_figure``, ``norm_bars`` |
+| 03_norm | ``pair_energy_figure``, ``ratio_figure`` |
+| 04_decay | ``profile_figure`` |
+| 06_rope | ``layout_figure`` |
+| 07_alibi | ``distance_by_length_figure`` |
+| 08_offsets | ``turns_figure`` |
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+from matplotlib import colormaps
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import LineCollection
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+from matplotlib.ticker import MaxNLocator
+
+from helpers import validate
+from helpers.widgets.base import interactive
+
+__all__ = [
+    "Picture",
+    "distance_by_length_figure",
+    "layout_figure",
+    "norm_bars",
+    "pair_energy_figure",
+    "pe_heatmaps",
+    "profile_figure",
+    "ratio_figure",
+    "turns_figure",
+    "wavelength_figure",
+]
+
+
+class Picture:
+    """A figure that Jupyter displays as a PNG (``fig`` holds the matplotlib figure).
+
+    ``png()`` always renders; the notebook display (``_repr_png_``) renders nothing while
+    nbgrader runs the notebook.
+    """
+
+    dpi = 90
+
+    def __init__(self, fig: Figure):
+        self.fig = fig
+
+    def png(self) -> bytes:
+        """The figure rendered as PNG bytes."""
+        buf = io.BytesIO()
+        self.fig.savefig(buf, format="png", dpi=self.dpi)
+        return buf.getvalue()
+
+    def _repr_png_(self) -> bytes | None:
+        return self.png() if interactive() else None
+
+    def __repr__(self) -> str:
+        titles = [ax.get_title() for ax in self.fig.axes if ax.get_title()]
+        suptitle = self.fig.get_suptitle() if hasattr(self.fig, "get_suptitle") else ""
+        return f"Picture({(suptitle or '; '.join(titles) or 'figure')!r})"
+
+
+def _figure(figsize: tuple[float, float], layout: str | None = "constrained") -> Figure:
+    fig = Figure(figsize=figsize, layout=layout)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+# --------------------------------------------------------------------------- 02_sincos
+
+
+def pe_heatmaps(tables: list[tuple[str, np.ndarray]]) -> Picture:
+    """Position tables side by side: positions down, dimensions across, -1 blue .. +1 red.
+
+    ``tables`` is a list of ``(title, pe)`` with ``pe`` of shape ``(max_len, d)``.
+    """
+    if not tables:
+        raise ValueError("tables must hold at least one (title, pe) pair, got []")
+    fig = _figure((4.2 * len(tables) + 0.8, 4.2))
+    axes = np.atleast_1d(fig.subplots(1, len(tables)))
+    im = None
+    for ax, (title, pe) in zip(axes, tables):
+        pe = validate.matrix(pe, "pe", ndim=2)
+        im = ax.imshow(pe, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("dimension j  (pair i = j // 2)")
+        ax.set_ylabel("position pos")
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=8, integer=True))
+    fig.colorbar(im, ax=list(axes), label="PE[pos, j]", shrink=0.9)
+    return Picture(fig)
+
+
+def wavelength_figure(wavelengths, ds=(16, 64, 512), base: float = 10000.0) -> Picture:
+    """Wavelength of every pair against its index, one curve per ``d``, on a log scale.
+
+    ``wavelengths`` is the learner's ``wavelengths(d, base)``; the x axis is ``i / (d/2)``
+    so that tables of different widths share it.
+    """
+    fig = _figure((7.5, 3.8))
+    ax = fig.subplots()
+    styles = [{"marker": "s", "ms": 8, "ls": "none"}, {"marker": "o", "ms": 4, "ls": "none"}]
+    for k, d in enumerate(sorted(ds)):
+        lam = np.asarray(wavelengths(d, base), dtype=np.float64)
+        frac = np.arange(lam.size) / lam.size
+        style = styles[k] if k < len(styles) else {"lw": 1.5}
+        ax.plot(frac, lam, label=f"d = {d}: {lam.size} pairs", zorder=3 - k, **style)
+    ax.set_yscale("log")
+    ax.set_ylim(2.0, 2 * np.pi * base * 6)
+    for value, text in ((2 * np.pi, "2 pi: the second hand"), (2 * np.pi * base, "2 pi base")):
+        ax.axhline(value, color="0.6", lw=0.8, ls="--")
+        ax.text(0.99, value * 1.3, text, fontsize=8, color="0.35", ha="right")
+    ax.set_xlabel("pair index i / (d/2)")
+    ax.set_ylabel("wavelength (tokens)")
+    ax.set_title(
+        f"One geometric ladder of wavelengths for every d (base {base:g}): more pairs, more rungs",
+        fontsize=10,
+    )
+    ax.legend(fontsize=8, loc="upper left")
+    return Picture(fig)
+
+
+def norm_bars(rows: list[tuple[str, float, float, float]]) -> Picture:
+    """Mean norm of the word part with and without the sqrt(d) scale, against the positions.
+
+    ``rows`` holds ``(label, word_norm, scaled_word_norm, position_norm)``, one group each.
+    """
+    if not rows:
+        raise ValueError("rows must hold at least one group, got []")
+    fig = _figure((7.0, 3.6))
+    ax = fig.subplots()
+    x = np.arange(len(rows))
+    width = 0.26
+    parts = (
+        ("word, no scale", 1, "tab:gray"),
+        ("word x sqrt(d)", 2, "tab:orange"),
+        ("position", 3, "tab:blue"),
+    )
+    for k, (label, col, colour) in enumerate(parts):
+        values = [row[col] for row in rows]
+        bars = ax.bar(x + (k - 1) * width, values, width, label=label, color=colour)
+        ax.bar_label(bars, fmt="%.1f", fontsize=8)
+    ax.set_xticks(x, [row[0] for row in rows])
+    ax.set_ylabel("mean vector norm")
+    ax.set_title("Who is louder: the word or its position?", fontsize=10)
+    ax.legend(fontsize=8)
+    return Picture(fig)
+
+
+# --------------------------------------------------------------------------- 03_norm, 04_decay
+
+
+def pair_energy_figure(pe, positions: Sequence[int]) -> Picture:
+    """Stacked bars of ``sin^2`` and ``cos^2`` for every pair of a few rows of a PE table.
+
+    Each pair ``i`` of row ``pos`` is a bar of height ``PE[pos, 2i]^2 + PE[pos, 2i+1]^2``
+    (1 for a sinusoidal table), split into its ``sin^2`` and ``cos^2`` parts.
+    """
+    pe = np.asarray(pe, dtype=np.float64)
+    if pe.ndim != 2 or pe.shape[1] % 2:
+        raise ValueError(f"pe must be a table of shape (max_len, even d), got shape {pe.shape}")
+    positions = [int(p) for p in positions]
+    bad = [p for p in positions if not 0 <= p < pe.shape[0]]
+    if not positions or bad:
+        raise ValueError(f"positions must be rows of the table (0..{pe.shape[0] - 1}), got {bad}")
+    fig = _figure((3.4 * len(positions) + 0.6, 3.2))
+    axes = fig.subplots(1, len(positions), sharey=True, squeeze=False)[0]
+    pairs = np.arange(pe.shape[1] // 2)
+    for ax, pos in zip(axes, positions):
+        s2, c2 = pe[pos, 0::2] ** 2, pe[pos, 1::2] ** 2
+        ax.bar(pairs, s2, color="tab:blue", label="sin² (dim 2i)")
+        ax.bar(pairs, c2, bottom=s2, color="tab:orange", label="cos² (dim 2i+1)")
+        total = float(np.sum(s2 + c2))
+        ax.set_title(f"pos = {pos}: sum of the bars = {total:.6g}")
+        ax.set_xlabel("pair i")
+        ax.xaxis.set_major_locator(MaxNLocator(8, integer=True))
+    axes[0].set_ylabel("sin² + cos² of pair i")
+    axes[0].set_ylim(0, 1.25)
+    axes[-1].legend(loc="upper right", fontsize="small", ncols=2)
+    return Picture(fig)
+
+
+def ratio_figure(ds: Sequence[int], unscaled: Sequence[float], scaled: Sequence[float]) -> Picture:
+    """Word loudness over position loudness, without and with the ``sqrt(d)`` scale."""
+    ds = [int(d) for d in ds]
+    if not (len(ds) == len(unscaled) == len(scaled)) or not ds:
+        raise ValueError(
+            f"ds, unscaled and scaled must have the same non-zero length, got "
+            f"{len(ds)}, {len(unscaled)}, {len(scaled)}"
+        )
+    fig = _figure((6.4, 3.4))
+    ax = fig.add_subplot()
+    x = np.arange(len(ds))
+    ax.bar(x - 0.2, unscaled, width=0.4, color="tab:gray", label="token_emb (no scale)")
+    ax.bar(x + 0.2, scaled, width=0.4, color="tab:green", label="token_emb * sqrt(d)")
+    ax.axhline(1.0, color="black", ls="--", lw=1, label="words as loud as positions")
+    for xi, u, s in zip(x, unscaled, scaled):
+        ax.annotate(f"{u:.3f}", (xi - 0.2, u), ha="center", va="bottom", fontsize="small")
+        ax.annotate(f"{s:.3f}", (xi + 0.2, s), ha="center", va="bottom", fontsize="small")
+    ax.set_yscale("log")
+    ax.set_xticks(x, [f"d = {d}" for d in ds])
+    ax.set_ylabel("mean word norm / sqrt(d/2)")
+    ax.set_title("How loud the words are against the positions")
+    ax.legend(loc="upper left", fontsize="small")
+    ax.set_ylim(0.02, 8)
+    return Picture(fig)
+
+
+def profile_figure(
+    curves: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    points: tuple[Sequence[float], Sequence[float]] | None = None,
+    title: str = "",
+    ylabel: str = "dot product / (d/2)",
+    log_k: bool = False,
+) -> Picture:
+    """Dot-product profiles against the distance k, one line per label; optional marked points.
+
+    ``log_k`` puts k on a symmetric log axis (linear below 1), so that k = 0 stays visible.
+    """
+    if not curves:
+        raise ValueError("curves must hold at least one (ks, values) pair, got none")
+    fig = _figure((8.0, 3.6))
+    ax = fig.add_subplot()
+    for label, (ks, values) in curves.items():
+        ax.plot(ks, values, lw=1.4, alpha=0.85, label=label)
+    if points is not None:
+        ax.plot(
+            points[0],
+            points[1],
+            "o",
+            ms=7,
+            mfc="none",
+            mec="black",
+            mew=1.5,
+            label="seed 000 table (d = 32, pos = 25)",
+        )
+    ax.axhline(0.0, color="gray", lw=0.8)
+    if log_k:
+        ax.set_xscale("symlog", linthresh=1.0)
+        ax.set_xlim(0, max(float(np.max(ks)) for ks, _ in curves.values()))
+    ax.set_xlabel("distance k (log scale above 1)" if log_k else "distance k")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower left", fontsize="small")
+    return Picture(fig)
+
+
+# --------------------------------------------------------------------------- 06_rope
+
+
+def layout_figure(interleaved_to_half: Callable, d: int = 8) -> Picture:
+    """Where each dimension goes between the two RoPE memory layouts.
+
+    Top row: the interleaved layout of RoFormer, pair i = dims (2i, 2i+1). Bottom row:
+    ``interleaved_to_half`` applied to the labels 0 .. d-1, i.e. the half-split layout of
+    GPT-NeoX and the Llama ports, pair i = dims (i, i + d/2). Colours mark the pairs; the
+    lines follow each number from one layout to the other.
+    """
+    d = validate.dim(d)
+    labels = np.arange(d, dtype=np.float64)
+    moved = np.asarray(interleaved_to_half(labels), dtype=np.float64)
+    if moved.shape != (d,) or sorted(moved.tolist()) != labels.tolist():
+        raise ValueError(
+            f"interleaved_to_half must permute the {d} labels 0..{d - 1}, got {moved!r}"
+        )
+    src = moved.astype(int)  # src[t]: which interleaved dimension sits at half-split slot t
+
+    fig = _figure((max(6.0, 0.75 * d + 1.5), 3.0), layout=None)
+    ax = fig.add_axes((0.19, 0.04, 0.79, 0.8))
+    ax.set_xlim(-0.6, d - 0.4)
+    ax.set_ylim(-0.6, 2.1)
+    ax.axis("off")
+    colours = [f"C{(j // 2) % 10}" for j in range(d)]  # colour of interleaved dim j: its pair
+    rows = (
+        (1.5, np.arange(d), "interleaved\n(RoFormer)"),
+        (0.0, src, "half-split\n(GPT-NeoX, Llama)"),
+    )
+    for y, dims, name in rows:
+        for slot, j in enumerate(dims):
+            ax.add_patch(
+                Rectangle(
+                    (slot - 0.4, y - 0.3),
+                    0.8,
+                    0.6,
+                    facecolor=colours[j],
+                    alpha=0.35,
+                    edgecolor=colours[j],
+                    lw=1.5,
+                )
+            )
+            ax.text(slot, y, f"x{j}", ha="center", va="center", fontsize=10)
+        ax.text(-0.75, y, name, ha="right", va="center", fontsize=9)
+    where = np.argsort(src)  # slot of interleaved dim j in the half-split row
+    ax.add_collection(
+        LineCollection(
+            [[(j, 1.2), (where[j], 0.3)] for j in range(d)],
+            colors=colours,
+            linewidths=1.2,
+            alpha=0.8,
+        )
+    )
+    ax.text(-0.75, 0.75, "P  ↓", ha="right", va="center", fontsize=11, weight="bold")
+    fig.suptitle(f"the same pairs in two layouts (d = {d}): colour = pair i", fontsize=11)
+    return Picture(fig)
+
+
+# --------------------------------------------------------------------------- 07_alibi, 08_offsets
+
+
+def distance_by_length_figure(lengths: Sequence[int], distances, slopes) -> Picture:
+    """Mean attention distance of each head against the sequence length (notebook 07_alibi).
+
+    ``distances`` has shape ``(len(lengths), heads)``; dashed lines mark each head's limit
+    for a query with no content, ``1 / (exp(slope) - 1)`` tokens, and the grey line the
+    distance of uniform causal attention, ``(L - 1) / 4``.
+    """
+    lengths = np.asarray(lengths, dtype=np.float64)
+    distances = np.asarray(distances, dtype=np.float64)
+    slopes = np.asarray(slopes, dtype=np.float64)
+    if distances.shape != (lengths.size, slopes.size):
+        raise ValueError(
+            f"distances must have shape (len(lengths), len(slopes)) = "
+            f"{(lengths.size, slopes.size)}, got {distances.shape}"
+        )
+    fig = _figure((8, 4.2))
+    ax = fig.add_subplot()
+    colours = colormaps["viridis"](np.linspace(0.0, 0.9, slopes.size))
+    for h, slope in enumerate(slopes):
+        ax.plot(lengths, distances[:, h], "o-", ms=4, color=colours[h], label=f"1/{1 / slope:.4g}")
+        ax.axhline(1.0 / np.expm1(slope), color=colours[h], ls=":", lw=1)
+    ax.plot(lengths, (lengths - 1) / 4, color="0.5", lw=2, alpha=0.6, label="no bias: (L-1)/4")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("sequence length L")
+    ax.set_ylabel("mean attention distance (tokens)")
+    ax.set_title("Each head stops at its own range (dotted: 1/(exp(slope) - 1))")
+    ax.legend(title="slope", fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    ax.grid(alpha=0.3, which="both")
+    return Picture(fig)
+
+
+def turns_figure(turns: Callable, slow_pairs: Callable, d: int, deltas: Sequence[int]) -> Picture:
+    """Turns of every pair over each distance delta (notebook 08_offsets).
+
+    Row t is the learner's ``turns(d, deltas[t])``, labelled with the learner's
+    ``slow_pairs(d, deltas[t])``. Pairs under the dashed line (one full turn) have not
+    wrapped around yet: they still tell distances apart at that range.
+    """
+    d = validate.dim(d)
+    if len(deltas) == 0:
+        raise ValueError(f"deltas must hold at least one distance, got {deltas!r}")
+    fig = _figure((8, 4.2))
+    ax = fig.add_subplot()
+    colours = colormaps["plasma"](np.linspace(0.0, 0.85, len(deltas)))
+    for t, delta in enumerate(deltas):
+        row = np.asarray(turns(d, delta), dtype=np.float64)
+        if row.shape != (d // 2,):
+            raise ValueError(f"turns({d}, {delta}) must have shape {(d // 2,)}, got {row.shape}")
+        slow = int(slow_pairs(d, delta))
+        ax.plot(
+            np.arange(d // 2),
+            row,
+            "o-",
+            ms=3,
+            color=colours[t],
+            label=f"delta = {delta}: {slow} pairs under one turn",
+        )
+    ax.axhline(1.0, color="black", ls="--", lw=1, label="one full turn")
+    ax.set_yscale("log")
+    ax.set_xlabel("pair i")
+    ax.set_ylabel("turns over the distance (log scale)")
+    ax.set_title("Slow pairs keep counting where fast pairs have wrapped around")
+    ax.legend(fontsize=8, loc="upper right")
+    ax.grid(alpha=0.3)
+    return Picture(fig)
