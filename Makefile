@@ -9,7 +9,15 @@ export PATH := $(BIN):$(PATH)
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 IDS := 01_order 02_sincos 03_norm 04_decay 05_rotation 06_rope 07_alibi 08_offsets
 
-.PHONY: setup lab test test-fast system-deps doctor notebooks lint bench clean
+.PHONY: setup lab test test-fast system-deps doctor notebooks lint bench clean \
+	release collect autograde feedback grades learner-build
+
+# The teacher's cycle (helpers.classroom). EXCHANGE defaults to $PE_COURSE_EXCHANGE;
+# IDS_ARG narrows to some assignments (make release IDS_ARG=01_order); JOBS to the cores.
+EXCHANGE ?= $(PE_COURSE_EXCHANGE)
+IDS_ARG ?=
+JOBS ?=
+EXCHANGE_FLAG = $(if $(EXCHANGE),--exchange $(EXCHANGE),)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -46,5 +54,23 @@ lint: setup
 bench: setup
 	for f in bench/*.py; do $(BIN)/python $$f || exit 1; done
 
+release: setup
+	$(BIN)/python -m helpers release $(IDS_ARG) $(EXCHANGE_FLAG)
+
+collect: setup
+	$(BIN)/python -m helpers collect $(IDS_ARG) $(EXCHANGE_FLAG)
+
+autograde: setup
+	$(BIN)/python -m helpers autograde $(IDS_ARG) $(if $(JOBS),--jobs $(JOBS),)
+
+feedback: setup
+	$(BIN)/python -m helpers feedback $(IDS_ARG) $(EXCHANGE_FLAG)
+
+grades: setup
+	$(BIN)/python -m helpers grades --out grades.csv
+
+learner-build: setup
+	$(BIN)/python -m helpers learner-build --out dist
+
 clean:
-	rm -rf autograded submitted feedback gradebook.db artifacts .pytest_cache
+	rm -rf autograded submitted feedback gradebook.db grades.csv artifacts .pytest_cache

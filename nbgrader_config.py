@@ -15,7 +15,13 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.root = ROOT
 c.CourseDirectory.course_id = "positional-encodings"
 c.CourseDirectory.release_directory = "notebooks"
-c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "rope_report.json", "rope_report.md"]
+c.CourseDirectory.ignore = [
+    ".ipynb_checkpoints",
+    "*.pyc",
+    "__pycache__",
+    "rope_report.json",
+    "rope_report.md",
+]
 
 # One cell may run this long in the kernel before it is interrupted.
 c.Execute.timeout = 120
@@ -24,8 +30,13 @@ c.OverwriteCells.add_missing_cells = True
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 
+# The learner's kernel runs in the bubblewrap sandbox (helpers.sandbox): it sees its own
+# autograded folder, the installed packages and a private /tmp, nothing else of the course.
+# SandboxedSafeExecute is helpers.nbgrader_plugin.SafeExecute with that kernel manager
+# (nbgrader's Execute passes kernel_manager_class as a keyword, so config cannot set it).
+# Without bubblewrap grading warns loudly; PE_COURSE_SANDBOX=require makes it refuse.
 c.Autograde.autograde_preprocessors = [
-    "helpers.nbgrader_plugin.SafeExecute",
+    "helpers.sandbox.SandboxedSafeExecute",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",

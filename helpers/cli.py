@@ -2,7 +2,8 @@
 
 Commands: ``doctor`` (environment check), ``generate`` (learner notebooks from source),
 ``check`` (grade one saved notebook like autograde would), ``system-deps`` (Debian
-packages for the browser and sandbox tests).
+packages for the browser and sandbox tests), and the teacher's ``release``, ``collect``,
+``autograde``, ``feedback``, ``grades`` and ``learner-build`` (``helpers.classroom``).
 """
 
 from __future__ import annotations
@@ -76,6 +77,9 @@ def generate(ids: list[str], root: Path = ROOT) -> int:
     A throw-away gradebook keeps the course's own gradebook untouched, so the output
     depends on the source alone.
     """
+    if not ids and not (root / "source").is_dir():
+        print(f"no source/ folder in {root}", file=sys.stderr)
+        return 2
     ids = ids or [p.name for p in sorted((root / "source").iterdir()) if p.is_dir()]
     unknown = [i for i in ids if not (root / "source" / i / f"{i}.ipynb").exists()]
     if unknown:
@@ -129,7 +133,16 @@ def main(argv: list[str] | None = None) -> int:
     chk.add_argument("notebook", type=Path)
     chk.add_argument("--seed", type=int, default=None, help="replay the random cases of a seed")
     sub.add_parser("system-deps", help="install chromium and bubblewrap (Debian, root)")
+    try:
+        from helpers import classroom
+    except ImportError:  # the learner build ships no teacher commands
+        classroom = None
+    if classroom is not None:
+        classroom.add_commands(sub)
     args = parser.parse_args(argv)
+
+    if classroom is not None and args.command in classroom.COMMANDS:
+        return classroom.run_command(args)
 
     if args.command == "doctor":
         return doctor()

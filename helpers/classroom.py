@@ -1,0 +1,756 @@
+"""The teacher's workflow around nbgrader: release, collect, autograde a class, feedback, grades.
+
+Every step works on a course directory (the repository, or any folder with the same
+``nbgrader_config.py``, ``source/`` and ``notebooks/``) and, for the steps that move files
+between teacher and learners, an exchange folder (``--exchange`` or ``PE_COURSE_EXCHANGE``):
+
+==================  ===============================================================
+``release``         register the assignments in ``gradebook.db`` and copy
+                    ``notebooks/<id>`` to the exchange (``nbgrader release_assignment``)
+``collect``         copy the learners' submissions to ``submitted/`` (``nbgrader collect``)
+``autograde``       grade every submission, several learners at once, with a progress bar
+``feedback``        ``nbgrader generate_feedback`` then ``release_feedback``
+``grades``          one CSV row per learner: the score of each assignment and the total
+==================  ===============================================================
+
+``autograde`` runs ``jobs`` worker processes (default: the number of cores). Each worker
+loads nbgrader once and grades one (learner, assignment) at a time through nbgrader's own
+``NbGraderAPI.autograde``, in which the learner's kernel runs in the grading sandbox
+(``helpers.sandbox``). All workers write to the one sqlite ``gradebook.db``: its writes are
+short transactions, sqlite's busy timeout is raised to two minutes through the database URL,
+and a grading that still meets ``database is locked`` is retried. A learner's failure (a
+corrupt notebook, a renamed file, a dead worker) is isolated: that notebook scores zero, the
+problem is one line of the summary, and everything else is graded.
+
+The ``make_submission`` helpers fill a learner notebook with the solutions of the source
+notebook (some functions broken on purpose): the tests and the class benchmark use them to
+rehearse a class.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import csv
+import json
+import multiprocessing
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from helpers import sandbox
+
+DB_TIMEOUT_S = 120
+RETRIES = 4
+LOCKED = "database is locked"
+
+
+# --------------------------------------------------------------------------- the course
+
+
+def course_root(course: str | os.PathLike | None = None) -> Path:
+    """The course directory: the argument, else the current one if it holds the config."""
+    if course is None:
+        here = Path.cwd()
+        course = here if (here / "nbgrader_config.py").exists() else Path(__file__).parent.parent
+    root = Path(course).resolve()
+    if not (root / "nbgrader_config.py").is_file():
+        raise ValueError(f"course must be a folder with an nbgrader_config.py, got {str(course)!r}")
+    return root
+
+
+def exchange_root(exchange: str | os.PathLike | None = None) -> Path:
+    """The exchange folder: the argument, else ``PE_COURSE_EXCHANGE``."""
+    value = exchange if exchange is not None else os.environ.get("PE_COURSE_EXCHANGE")
+    if not value:
+        raise ValueError(
+            "exchange must be given (--exchange DIR or PE_COURSE_EXCHANGE), got nothing"
+        )
+    return Path(value).resolve()
+
+
+def db_url(course: Path) -> str:
+    """The course gradebook with a long sqlite busy timeout (several writers at once)."""
+    return f"sqlite:///{course / 'gradebook.db'}?timeout={DB_TIMEOUT_S}"
+
+
+def course_id(course: Path) -> str:
+    """The ``CourseDirectory.course_id`` of the course's ``nbgrader_config.py``."""
+    return str(_load_config(course).CourseDirectory.course_id)
+
+
+def assignment_ids(course: Path, ids: Iterable[str] | None = None) -> list[str]:
+    """The assignments of ``source/`` (all of them when ``ids`` is empty)."""
+    found = sorted(p.name for p in (course / "source").iterdir() if p.is_dir())
+    ids = list(ids or [])
+    unknown = [i for i in ids if i not in found]
+    if unknown:
+        raise ValueError(f"ids must be assignments of {course / 'source'}, got {unknown!r}")
+    return ids or found
+
+
+def _load_config(course: Path):
+    from traitlets.config.loader import PyFileConfigLoader
+
+    cfg = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    cfg.CourseDirectory.root = str(course)
+    return cfg
+
+
+def _venv_on_path() -> None:
+    """nbgrader runs ``alembic`` from PATH when it creates a gradebook: this venv's first."""
+    bin_dir = str(Path(sys.executable).parent)
+    if os.environ.get("PATH", "").split(os.pathsep)[0] != bin_dir:
+        os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+
+
+def _env(exchange: Path | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    if exchange is not None:
+        env["PE_COURSE_EXCHANGE"] = str(exchange)
+    return env
+
+
+def nbgrader(
+    args: Sequence[str], cwd: Path, exchange: Path | None = None, check: bool = True
+) -> subprocess.CompletedProcess:
+    """Run ``nbgrader <args>`` of this environment in ``cwd``; raise with its log on failure."""
+    cmd = [str(Path(sys.executable).parent / "nbgrader"), *args]
+    if exchange is not None:
+        cmd.append(f"--Exchange.root={exchange}")
+    proc = subprocess.run(
+        cmd, check=False, cwd=cwd, env=_env(exchange), capture_output=True, text=True
+    )
+    if check and proc.returncode != 0:
+        raise RuntimeError(
+            f"`nbgrader {' '.join(args)}` failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}"
+        )
+    return proc
+
+
+def registered(course: Path) -> set[str]:
+    """Assignments whose cells are in the course gradebook."""
+    if not (course / "gradebook.db").exists():
+        return set()
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url(course), course_id(course)) as gb:
+        return {a.name for a in gb.assignments if a.notebooks}
+
+
+def register(course: Path, ids: Iterable[str]) -> list[str]:
+    """Put the assignments' cells in ``gradebook.db`` (generate_assignment into a scratch
+    folder: ``notebooks/`` is left alone). Returns the ids that were added."""
+    todo = [i for i in ids if i not in registered(course)]
+    if not todo:
+        return []
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    _venv_on_path()
+    cfg = _load_config(course)
+    cfg.CourseDirectory.db_url = db_url(course)
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory() as scratch:
+        cfg.CourseDirectory.release_directory = scratch
+        api = NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg)
+        try:
+            os.chdir(course)
+            for assignment in todo:
+                result = api.generate_assignment(assignment, force=True, create=True)
+                if not result.get("success"):
+                    raise RuntimeError(
+                        f"registering {assignment} in the gradebook failed:\n"
+                        f"{result.get('log', '')}{result.get('error', '')}"
+                    )
+        finally:
+            os.chdir(here)
+    return todo
+
+
+# --------------------------------------------------------------------------- steps
+
+
+def release(course: Path, ids: Iterable[str], exchange: Path) -> None:
+    """Register the assignments and release ``notebooks/<id>`` to the exchange."""
+    ids = assignment_ids(course, ids)
+    register(course, ids)
+    exchange.mkdir(parents=True, exist_ok=True)
+    for assignment in ids:
+        nbgrader(["release_assignment", assignment, "--force"], cwd=course, exchange=exchange)
+        print(f"released {assignment} to {exchange}")
+
+
+def collect(course: Path, ids: Iterable[str], exchange: Path) -> None:
+    """Copy the newest submission of every learner from the exchange to ``submitted/``."""
+    for assignment in assignment_ids(course, ids):
+        nbgrader(["collect", assignment, "--update"], cwd=course, exchange=exchange)
+        print(f"collected {assignment}")
+
+
+def feedback(course: Path, ids: Iterable[str], exchange: Path | None) -> None:
+    """Generate the feedback of every autograded notebook and release it to the exchange."""
+    for assignment in assignment_ids(course, ids):
+        if not any((course / "autograded").glob(f"*/{assignment}")):
+            print(f"nothing autograded for {assignment}: no feedback")
+            continue
+        nbgrader(["generate_feedback", assignment, "--force"], cwd=course)
+        if exchange is not None:
+            nbgrader(["release_feedback", assignment], cwd=course, exchange=exchange)
+        print(f"feedback of {assignment} generated{' and released' if exchange else ''}")
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _graded_cells(nb) -> list[str]:
+    return [
+        c.metadata["nbgrader"]["grade_id"]
+        for c in nb.cells
+        if c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        and (c.metadata["nbgrader"].get("grade") or c.metadata["nbgrader"].get("solution"))
+    ]
+
+
+def inspect_submission(course: Path, student: str, assignment: str) -> list[str]:
+    """What is wrong with a learner's submitted folder, in plain words (empty: nothing)."""
+    import nbformat
+
+    folder = course / "submitted" / student / assignment
+    if not folder.is_dir():
+        return ["not submitted"]
+    problems = []
+    for source in sorted((course / "source" / assignment).glob("*.ipynb")):
+        path = folder / source.name
+        if not path.exists():
+            others = sorted(p.name for p in folder.glob("*.ipynb"))
+            found = f" (found: {', '.join(others)})" if others else ""
+            problems.append(f"{source.name} is missing: renamed or deleted{found}")
+            continue
+        try:
+            nb = nbformat.read(path, as_version=4)
+        except Exception as exc:  # noqa: BLE001  (any parse error of a learner's file)
+            first = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else ""
+            problems.append(
+                f"{source.name} is not a readable notebook ({type(exc).__name__}: {first})"
+            )
+            continue
+        expected = _graded_cells(nbformat.read(source, as_version=4))
+        missing = [g for g in expected if g not in set(_graded_cells(nb))]
+        if missing:
+            problems.append(
+                f"{source.name}: cells deleted ({', '.join(missing)}); restored from the "
+                f"release version (a restored answer cell is a stub)"
+            )
+    return problems
+
+
+# --------------------------------------------------------------------------- autograde
+
+
+@dataclass
+class Task:
+    """One learner's assignment to grade, and what came of it."""
+
+    student: str
+    assignment: str
+    ok: bool = False
+    seconds: float = 0.0
+    attempts: int = 0
+    problems: list[str] = field(default_factory=list)
+    error: str = ""
+
+
+@dataclass
+class ClassReport:
+    """The outcome of ``autograde``: per-learner scores, failures, timings."""
+
+    tasks: list[Task]
+    scores: dict[str, dict[str, float]]
+    max_scores: dict[str, float]
+    jobs: int
+    seconds: float
+    sandboxed: bool
+    sandbox_note: str
+
+    def failures(self) -> list[str]:
+        """One line per problem: learner, assignment, what happened, what it scored."""
+        lines = []
+        for t in self.tasks:
+            where = f"{t.student} {t.assignment}"
+            if t.problems == ["not submitted"]:
+                lines.append(f"{where}: not submitted; scored 0")
+            elif not t.ok:
+                said = "; ".join(t.problems) if t.problems else "grading failed"
+                lines.append(f"{where}: {said} (nbgrader: {t.error}); scored 0")
+            else:
+                lines += [f"{where}: {p}" for p in t.problems]
+        return lines
+
+    def summary(self) -> str:
+        """The class summary printed at the end of ``autograde``."""
+        n_learners = len({t.student for t in self.tasks})
+        ok = sum(t.ok for t in self.tasks)
+        lines = []
+        if not self.sandboxed:
+            lines.append(sandbox.warning_text(self.sandbox_note))
+        else:
+            lines.append("sandbox: every learner's kernel ran in bubblewrap (helpers.sandbox)")
+        lines.append(
+            f"graded {ok}/{len(self.tasks)} notebooks of {n_learners} learners in "
+            f"{self.seconds:.1f} s with {self.jobs} parallel job(s)"
+        )
+        failures = self.failures()
+        if failures:
+            lines.append(f"{len(failures)} problem(s):")
+            lines += [f"  {line}" for line in failures]
+        else:
+            lines.append("no problems")
+        return "\n".join(lines)
+
+
+_API = None
+
+
+def _worker_init(course: str, url: str) -> None:
+    """Each worker loads nbgrader and the course configuration once."""
+    global _API
+    import warnings
+
+    from sqlalchemy.exc import SAWarning
+
+    warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader's own session warnings
+    _venv_on_path()
+    os.chdir(course)
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    cfg = _load_config(Path(course))
+    cfg.CourseDirectory.db_url = url
+    _API = NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg)
+
+
+def _last_error(text: str) -> str:
+    """The most telling line of nbgrader's log: an exception line, else the first error."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    generic = ("error processing assignment", "There was an error", "Please see", "Traceback")
+    for ln in lines:
+        exc_line = "Error:" in ln or "Exception:" in ln
+        if not ln.startswith("[") and exc_line and "NbGraderException" not in ln:
+            return ln[:300]
+    for ln in lines:
+        if ln.startswith("[ERROR]") and not any(g in ln for g in generic):
+            return ln.removeprefix("[ERROR]").strip()[:300]
+    return "see nbgrader's log"
+
+
+def _worker_grade(student: str, assignment: str) -> dict:
+    """Autograde one learner's assignment in this worker; retry when sqlite is locked."""
+    start = time.perf_counter()
+    result: dict = {}
+    attempt = 0
+    for attempt in range(1, RETRIES + 1):
+        result = _API.autograde(assignment, student, force=True, create=True)
+        text = (result.get("log") or "") + "\n" + (result.get("error") or "")
+        if result.get("success") or LOCKED not in text:
+            break
+        time.sleep(0.2 * attempt + random.random())
+    text = (result.get("log") or "") + "\n" + (result.get("error") or "")
+    return {
+        "ok": bool(result.get("success")),
+        "error": "" if result.get("success") else _last_error(text),
+        "attempts": attempt,
+        "seconds": time.perf_counter() - start,
+    }
+
+
+class Progress:
+    """``autograde [#####.....] 37/100 learners  296/800 notebooks  1m40s  ~2m50s left``."""
+
+    def __init__(self, learners: int, tasks: int, stream=None, enabled: bool = True):
+        self.learners, self.tasks = learners, tasks
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = enabled
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.start = time.perf_counter()
+        self._last = -1.0
+
+    @staticmethod
+    def _clock(seconds: float) -> str:
+        seconds = max(0, round(seconds))
+        return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+
+    def line(self, learners_done: int, tasks_done: int) -> str:
+        """The progress line for these counts (time left from the mean pace so far)."""
+        elapsed = time.perf_counter() - self.start
+        frac = tasks_done / self.tasks if self.tasks else 1.0
+        bar = "#" * round(20 * frac)
+        if tasks_done:
+            left = f"~{self._clock(elapsed / tasks_done * (self.tasks - tasks_done))} left"
+        else:
+            left = "time left: measuring"
+        return (
+            f"autograde [{bar:<20}] {learners_done}/{self.learners} learners  "
+            f"{tasks_done}/{self.tasks} notebooks  {self._clock(elapsed)}  {left}"
+        )
+
+    def update(self, learners_done: int, tasks_done: int) -> None:
+        """Redraw in place on a terminal; elsewhere print a line at most every 2 s."""
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        final = tasks_done == self.tasks
+        if self.tty:
+            self.stream.write("\r" + self.line(learners_done, tasks_done) + ("\n" if final else ""))
+        elif final or now - self._last >= 2.0:
+            self.stream.write(self.line(learners_done, tasks_done) + "\n")
+            self._last = now
+        self.stream.flush()
+
+
+def _submissions(course: Path, ids: list[str], students: Iterable[str] | None) -> list[Task]:
+    folder = course / "submitted"
+    found = sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+    chosen = list(students or found)
+    unknown = [s for s in chosen if s not in found]
+    if unknown:
+        raise ValueError(f"students must have a folder in {folder}, got {unknown!r}")
+    return [Task(s, a) for s in chosen for a in ids]
+
+
+def autograde(
+    course: str | os.PathLike | None = None,
+    ids: Iterable[str] | None = None,
+    students: Iterable[str] | None = None,
+    jobs: int | None = None,
+    progress: bool = True,
+    stream=None,
+) -> ClassReport:
+    """Autograde every learner's submissions, ``jobs`` at a time; never stops on one learner.
+
+    ``ids`` default to every assignment somebody submitted, ``students`` to everyone in
+    ``submitted/``, ``jobs`` to the number of cores.
+
+    Returns a ``ClassReport`` (``.summary()`` is what the command prints). A submission that
+    is missing, renamed, corrupt or whose grading fails scores 0 with one line saying why.
+    """
+    course = course_root(course)
+    ids = list(ids or [])
+    if not ids:  # every assignment somebody submitted
+        ids = [a for a in assignment_ids(course) if any(course.glob(f"submitted/*/{a}"))]
+    ids = assignment_ids(course, ids)
+    jobs = (os.cpu_count() or 1) if jobs is None else jobs
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
+    stream = stream if stream is not None else sys.stderr
+    note = sandbox.reason_unavailable()
+    if note:
+        if sandbox.policy() == "require":
+            raise sandbox.SandboxUnavailable(
+                f"{sandbox.ENV_POLICY}=require but the grading sandbox cannot run: {note}"
+            )
+        print(sandbox.warning_text(note), file=stream, flush=True)
+    start = time.perf_counter()
+    register(course, ids)
+    tasks = _submissions(course, ids, students)
+    runnable = []
+    for task in tasks:
+        task.problems = inspect_submission(course, task.student, task.assignment)
+        if task.problems == ["not submitted"]:
+            task.error = "no submission"
+        else:
+            runnable.append(task)
+    bar = Progress(len({t.student for t in runnable}), len(runnable), stream, progress)
+    _run_pool(course, runnable, jobs, bar)
+    scores, maxima = read_scores(course, ids, [t.student for t in tasks])
+    for task in tasks:
+        if not task.ok:
+            scores.setdefault(task.student, {})[task.assignment] = 0.0
+    report = ClassReport(tasks, scores, maxima, jobs, time.perf_counter() - start, not note, note)
+    return report
+
+
+def _run_pool(course: Path, tasks: list[Task], jobs: int, bar: Progress) -> None:
+    remaining = {t.student: 0 for t in tasks}
+    for t in tasks:
+        remaining[t.student] += 1
+    done = 0
+    learners_done = 0
+    bar.update(0, 0)
+    pending = list(tasks)
+    for _round in range(2):  # a second round only for tasks whose worker died
+        if not pending:
+            break
+        lost: list[Task] = []
+        ctx = multiprocessing.get_context("spawn")
+        with cf.ProcessPoolExecutor(
+            max_workers=min(jobs, len(pending)),
+            mp_context=ctx,
+            initializer=_worker_init,
+            initargs=(str(course), db_url(course)),
+        ) as pool:
+            futures = {pool.submit(_worker_grade, t.student, t.assignment): t for t in pending}
+            for fut in cf.as_completed(futures):
+                task = futures[fut]
+                try:
+                    out = fut.result()
+                except cf.process.BrokenProcessPool:
+                    lost.append(task)
+                    continue
+                except Exception as exc:  # noqa: BLE001  (report it, never stop the class)
+                    out = {
+                        "ok": False,
+                        "error": f"{type(exc).__name__}: {exc}",
+                        "attempts": 1,
+                        "seconds": 0.0,
+                    }
+                task.ok, task.error = out["ok"], out["error"]
+                task.attempts, task.seconds = out["attempts"], out["seconds"]
+                done += 1
+                remaining[task.student] -= 1
+                learners_done += remaining[task.student] == 0
+                bar.update(learners_done, done)
+        pending = lost
+        if pending and _round == 0:
+            jobs = 1  # whatever killed a worker, grade the rest one at a time
+    for task in pending:
+        task.ok, task.error = False, "the grading worker died"
+        done += 1
+        remaining[task.student] -= 1
+        learners_done += remaining[task.student] == 0
+        bar.update(learners_done, done)
+
+
+def read_scores(
+    course: Path, ids: Iterable[str], students: Iterable[str]
+) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
+    """Scores from the gradebook; a notebook without an autograded file scores 0."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    ids = list(ids)
+    scores: dict[str, dict[str, float]] = {}
+    maxima: dict[str, float] = {}
+    with Gradebook(db_url(course), course_id(course)) as gb:
+        for assignment in ids:
+            maxima[assignment] = float(gb.find_assignment(assignment).max_score)
+        for student in students:
+            row = scores.setdefault(student, {})
+            for assignment in ids:
+                try:
+                    sub = gb.find_submission(assignment, student)
+                except MissingEntry:
+                    row[assignment] = 0.0
+                    continue
+                total = 0.0
+                for nb in sub.notebooks:
+                    path = course / "autograded" / student / assignment / f"{nb.name}.ipynb"
+                    total += float(nb.score) if path.exists() else 0.0
+                row[assignment] = total
+    return scores, maxima
+
+
+def export_grades(course: Path, out: Path, ids: Iterable[str] | None = None) -> list[dict]:
+    """Write one CSV row per learner: each assignment's score, ``total`` and ``max_total``."""
+    from nbgrader.api import Gradebook
+
+    if not (course / "gradebook.db").exists():
+        raise ValueError(f"course has no gradebook.db yet (run autograde first): {course}")
+    ids = assignment_ids(course, ids)
+    ids = [i for i in ids if i in registered(course)]
+    with Gradebook(db_url(course), course_id(course)) as gb:
+        students = sorted(s.id for s in gb.students)
+    scores, maxima = read_scores(course, ids, students)
+    rows = []
+    for student in students:
+        row = {"student_id": student}
+        row.update({a: round(scores[student][a], 6) for a in ids})
+        row["total"] = round(sum(scores[student].values()), 6)
+        row["max_total"] = round(sum(maxima.values()), 6)
+        rows.append(row)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=["student_id", *ids, "total", "max_total"])
+        writer.writeheader()
+        writer.writerows(rows)
+    return rows
+
+
+# --------------------------------------------------------------------------- rehearsals
+
+
+def _solution_lines(source: str) -> str:
+    keep = [
+        ln
+        for ln in source.splitlines()
+        if ln.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION")
+    ]
+    return "\n".join(keep)
+
+
+def solution_cells(source_nb) -> dict[str, str]:
+    """``grade_id -> source`` of every answer cell of an instructor notebook, markers removed."""
+    out = {}
+    for cell in source_nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("solution") and cell.cell_type == "code":
+            out[meta["grade_id"]] = _solution_lines(cell.source)
+    return out
+
+
+def _break(code: str, how: str) -> str:
+    """An answer cell made wrong: the stub, or every function's result changed."""
+    if how == "stub":
+        return _stub(code)
+    names = [ln.split("(")[0][4:].strip() for ln in code.splitlines() if ln.startswith("def ")]
+    wraps = []
+    for name in names:
+        wraps.append(
+            f"\n_{name}_right = {name}\n"
+            f"def {name}(*args, **kwargs):\n"
+            f"    out = _{name}_right(*args, **kwargs)\n"
+            f"    try:\n"
+            f"        return np.asarray(out, dtype=float) + 0.5\n"
+            f"    except (TypeError, ValueError):\n"
+            f"        return None\n"
+        )
+    return code + "\n" + "".join(wraps)
+
+
+def _stub(code: str) -> str:
+    lines, out, in_def = code.splitlines(), [], False
+    for ln in lines:
+        if ln.startswith("def "):
+            out.append(ln)
+            out.append("    raise NotImplementedError()")
+            in_def = True
+        elif in_def and (ln.startswith((" ", "\t")) or not ln.strip()):
+            continue
+        else:
+            in_def = False
+            out.append(ln)
+    return "\n".join(out)
+
+
+def make_submission(
+    release_nb: Path,
+    source_nb: Path,
+    out: Path,
+    broken: Iterable[str] = (),
+    how: str = "stub",
+) -> None:
+    """Write ``out``: the learner notebook with the source's solutions filled in.
+
+    Answer cells whose grade id (``answer_<function>``) is in ``broken`` are made wrong:
+    ``how="stub"`` leaves the stub, ``how="wrong"`` shifts every returned value by 0.5.
+    """
+    import nbformat
+
+    if how not in ("stub", "wrong"):
+        raise ValueError(f"how must be 'stub' or 'wrong', got {how!r}")
+    broken = set(broken)
+    answers = solution_cells(nbformat.read(source_nb, as_version=4))
+    nb = nbformat.read(release_nb, as_version=4)
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        gid = meta.get("grade_id")
+        if meta.get("solution") and gid in answers:
+            cell.source = answers[gid] if gid not in broken else _break(answers[gid], how)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, out)
+
+
+def answer_ids(source_nb: Path) -> list[str]:
+    """The grade ids of the graded answer cells (``answer_*``) of an instructor notebook."""
+    import nbformat
+
+    return [
+        g for g in solution_cells(nbformat.read(source_nb, as_version=4)) if g.startswith("answer_")
+    ]
+
+
+def write_json(path: Path, data) -> None:
+    """Small helper for the benchmark and the commands: pretty JSON."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def copy_course(src: Path, dest: Path, ids: Iterable[str] | None = None) -> Path:
+    """A fresh course folder with the config, ``source/`` and ``notebooks/`` of ``src``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(src / "nbgrader_config.py", dest / "nbgrader_config.py")
+    for top in ("source", "notebooks"):
+        for assignment in assignment_ids(src, ids):
+            if (src / top / assignment).is_dir():
+                shutil.copytree(
+                    src / top / assignment,
+                    dest / top / assignment,
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"),
+                )
+    return dest
+
+
+# --------------------------------------------------------------------------- commands
+
+COMMANDS = ("release", "collect", "autograde", "feedback", "grades", "learner-build")
+
+
+def add_commands(sub) -> None:
+    """Add the teacher's subcommands to ``python -m helpers``'s argument parser."""
+
+    def common(p, exchange: bool) -> None:
+        p.add_argument("ids", nargs="*", help="assignment ids (default: all of source/)")
+        p.add_argument("--course", type=Path, default=None, help="course folder (default: repo)")
+        if exchange:
+            p.add_argument(
+                "--exchange", type=Path, default=None, help="exchange folder (PE_COURSE_EXCHANGE)"
+            )
+
+    common(sub.add_parser("release", help="release notebooks/ to the exchange"), True)
+    common(sub.add_parser("collect", help="collect submissions from the exchange"), True)
+    auto = sub.add_parser("autograde", help="autograde every learner, in parallel")
+    common(auto, False)
+    auto.add_argument("--students", default="", help="comma-separated ids (default: all)")
+    auto.add_argument("--jobs", type=int, default=None, help="parallel learners (default: cores)")
+    auto.add_argument("--no-progress", action="store_true", help="no progress bar")
+    common(sub.add_parser("feedback", help="generate feedback and release it"), True)
+    grades = sub.add_parser("grades", help="export the grades as CSV")
+    common(grades, False)
+    grades.add_argument("--out", type=Path, default=Path("grades.csv"), help="CSV file")
+    build = sub.add_parser("learner-build", help="a wheel of helpers without the solutions")
+    build.add_argument("--out", type=Path, default=Path("dist"), help="output folder")
+
+
+def run_command(args) -> int:
+    """Run one of ``COMMANDS`` from parsed arguments; errors become one line and exit code 2."""
+    try:
+        if args.command == "learner-build":
+            from helpers import learner_build
+
+            print(learner_build.build(args.out))
+            return 0
+        course = course_root(args.course)
+        if args.command in ("release", "collect"):
+            step = release if args.command == "release" else collect
+            step(course, args.ids, exchange_root(args.exchange))
+        elif args.command == "feedback":
+            has_exchange = args.exchange or os.environ.get("PE_COURSE_EXCHANGE")
+            feedback(course, args.ids, exchange_root(args.exchange) if has_exchange else None)
+        elif args.command == "autograde":
+            students = [s for s in args.students.split(",") if s] or None
+            report = autograde(course, args.ids, students, args.jobs, not args.no_progress)
+            print(report.summary())
+        elif args.command == "grades":
+            out = args.out if args.out.is_absolute() else Path.cwd() / args.out
+            rows = export_grades(course, out, args.ids)
+            print(f"wrote {len(rows)} learner(s) to {out}")
+    except (ValueError, RuntimeError) as exc:
+        print(f"{args.command}: {exc}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,418 @@
+"""The grading sandbox: learner code runs in a bubblewrap container that sees only its own folder.
+
+A sandboxed process sees an empty root file system with, read-only, the system (``/usr``,
+the dynamic linker's files of ``/etc``), the Python interpreter and its installed packages
+(the virtual environment, ``sys.base_prefix``) and the ``helpers`` package, in which the
+reference and the checks read as empty files (``HIDDEN_MODULES``); read-write,
+only the folders it is given (the learner's ``autograded/<student>/<assignment>``) and a
+private, empty ``/tmp``. The rest of the course (``submitted/``, other learners'
+``autograded/`` folders, ``gradebook.db``, ``source/``) does not exist inside. It runs in
+new user, pid, ipc, uts, cgroup and (unless asked) network namespaces, without any
+capability, and dies with its parent.
+
+Two users of this module:
+
+- ``helpers.grader`` wraps its worker subprocess: ``subprocess.run(wrap(argv, writable=[dir]))``;
+- nbgrader's kernel: ``SandboxedSafeExecute`` (the course's ``SafeExecute``, named in
+  ``nbgrader_config.py``) and ``SandboxedExecute`` (nbgrader's ``Execute``) run their kernel
+  with ``SandboxedKernelManager``. The kernel talks to nbclient over Unix sockets in a private
+  folder, so it needs no network either.
+
+The environment variable ``PE_COURSE_SANDBOX`` chooses the policy:
+
+- ``auto`` (default): sandbox when bubblewrap works, else run unsandboxed with a loud warning
+  on stderr (and in the class summary of ``helpers.classroom``);
+- ``require``: refuse to run learner code unsandboxed (``SandboxUnavailable``);
+- ``off``: never sandbox (debugging), with the same warning.
+
+Importing this module has no side effects.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import site
+import subprocess
+import sys
+import tempfile
+import weakref
+from collections.abc import Iterable
+from pathlib import Path
+
+__all__ = [
+    "ENV_POLICY",
+    "SandboxUnavailable",
+    "SandboxedExecute",  # noqa: F822  (built on first use by __getattr__)
+    "SandboxedKernelManager",  # noqa: F822
+    "SandboxedSafeExecute",  # noqa: F822
+    "available",
+    "policy",
+    "reason_unavailable",
+    "warn_unsandboxed",
+    "warning_text",
+    "wrap",
+]
+
+ENV_POLICY = "PE_COURSE_SANDBOX"
+POLICIES = ("auto", "require", "off")
+BWRAP_ENV = "PE_COURSE_BWRAP"  # another bubblewrap binary (tests point it at a missing file)
+
+# Files of /etc that programs need to start (dynamic linker, time zone, fonts, users).
+_ETC = (
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/fonts",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/mime.types",
+    "/etc/ssl/certs",
+)
+_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_INSIDE_UID = 1000
+# Modules of ``helpers`` that read as empty files inside: the reference maths and the checks
+# (expected values are computed outside, before learner code runs).
+HIDDEN_MODULES = ("reference.py", "checks.py", "mistakes.py")
+
+
+class SandboxUnavailable(RuntimeError):
+    """The sandbox is required (``PE_COURSE_SANDBOX=require``) but cannot run here."""
+
+
+def policy() -> str:
+    """The sandbox policy from ``PE_COURSE_SANDBOX``: ``auto``, ``require`` or ``off``."""
+    value = os.environ.get(ENV_POLICY, "auto").strip().lower() or "auto"
+    if value not in POLICIES:
+        raise ValueError(f"{ENV_POLICY} must be one of {', '.join(POLICIES)}, got {value!r}")
+    return value
+
+
+def _bwrap() -> str | None:
+    explicit = os.environ.get(BWRAP_ENV)
+    if explicit:
+        return explicit if os.access(explicit, os.X_OK) else None
+    return shutil.which("bwrap")
+
+
+@functools.lru_cache(maxsize=4)
+def _probe(bwrap: str | None) -> str:
+    """Empty string when ``bwrap`` can start a sandbox here, else why not."""
+    if bwrap is None:
+        return "bubblewrap (bwrap) is not installed (Debian: apt-get install bubblewrap)"
+    try:
+        proc = subprocess.run(
+            [*_args(bwrap, [], [], None, False), os.path.abspath(sys.executable), "-c", "print(1)"],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap could not start: {exc}"
+    if proc.returncode != 0 or proc.stdout.strip() != "1":
+        detail = (proc.stderr or proc.stdout).strip().splitlines()
+        return f"bubblewrap does not work here: {detail[-1] if detail else proc.returncode}"
+    return ""
+
+
+def reason_unavailable() -> str:
+    """Why the sandbox cannot be used, or an empty string when it can."""
+    if policy() == "off":
+        return f"{ENV_POLICY}=off"
+    return _probe(_bwrap())
+
+
+def available() -> bool:
+    """True when learner code will run sandboxed (bubblewrap works and the policy allows it)."""
+    return reason_unavailable() == ""
+
+
+def warning_text(reason: str | None = None) -> str:
+    """The one-line warning printed when learner code runs without the sandbox."""
+    reason = reason if reason is not None else reason_unavailable()
+    return (
+        f"WARNING: GRADING RUNS UNSANDBOXED ({reason}): learner code can read and change every "
+        f"file this user can, including other learners' work and gradebook.db. Install "
+        f"bubblewrap (`make system-deps`), or set {ENV_POLICY}=require to refuse to grade."
+    )
+
+
+_warned: set[str] = set()
+
+
+def warn_unsandboxed(reason: str | None = None) -> None:
+    """Print the warning on stderr, once per process and reason."""
+    text = warning_text(reason)
+    if text not in _warned:
+        _warned.add(text)
+        print(text, file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- arguments
+
+
+def _base_args(network: bool) -> list[str]:
+    """Namespaces, the system, a private /tmp and /dev, /proc; no course file yet."""
+    args = [
+        "--unshare-all",
+        "--unshare-user",
+        "--uid",
+        str(_INSIDE_UID),
+        "--gid",
+        str(_INSIDE_UID),
+        "--cap-drop",
+        "ALL",
+        "--die-with-parent",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        "/tmp",
+    ]
+    if network:
+        args.append("--share-net")
+    for top in _SYSTEM_DIRS:
+        path = Path(top)
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), top]
+        elif path.is_dir():
+            args += ["--ro-bind", top, top]
+    for etc in _ETC:
+        if os.path.exists(etc):
+            args += ["--ro-bind", etc, etc]
+    args += ["--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp"]
+    for name, value in (
+        ("MPLCONFIGDIR", "/tmp/matplotlib"),
+        ("IPYTHONDIR", "/tmp/ipython"),
+        ("JUPYTER_CONFIG_DIR", "/tmp/jupyter/config"),
+        ("JUPYTER_DATA_DIR", "/tmp/jupyter/data"),
+        ("JUPYTER_RUNTIME_DIR", "/tmp/jupyter/runtime"),
+        ("XDG_CACHE_HOME", "/tmp/cache"),
+        ("XDG_CONFIG_HOME", "/tmp/config"),
+    ):
+        args += ["--setenv", name, value]
+    args += ["--unsetenv", "PYTHONPATH", "--unsetenv", "PYTHONSTARTUP"]
+    # Inside the pid namespace the host's pid means nothing and ipykernel's parent poller
+    # would shut the kernel down; 1 turns the poller off (--die-with-parent does its job).
+    args += ["--setenv", "JPY_PARENT_PID", "1"]
+    return args
+
+
+def _python_paths() -> list[Path]:
+    """The interpreter, the environment and every site-packages folder (read-only)."""
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    paths.add(str(Path(os.path.realpath(sys.executable)).parent.parent))
+    paths.update(site.getsitepackages())
+    user_site = site.getusersitepackages()
+    if isinstance(user_site, str) and os.path.isdir(user_site):
+        paths.add(user_site)
+    import helpers
+
+    paths.add(str(Path(helpers.__file__).resolve().parent))
+    return [Path(os.path.abspath(p)) for p in paths if p and os.path.exists(p)]
+
+
+def _normalise(paths: Iterable[str | os.PathLike], name: str) -> list[Path]:
+    if isinstance(paths, (str, os.PathLike)):
+        raise ValueError(f"{name} must be a list of paths, got a single path {paths!r}")  # noqa: TRY004
+    out = []
+    for p in paths:
+        path = Path(os.path.abspath(os.fspath(p)))
+        if not path.exists():
+            raise ValueError(f"{name} holds a path that does not exist: {os.fspath(p)!r}")
+        out.append(path)
+    return out
+
+
+def sandbox_args(
+    writable: Iterable[str | os.PathLike] = (),
+    readable: Iterable[str | os.PathLike] = (),
+    cwd: str | os.PathLike | None = None,
+    network: bool = False,
+) -> list[str]:
+    """The bubblewrap command line (without the program) for these folders."""
+    bwrap = _bwrap()
+    if bwrap is None:
+        raise SandboxUnavailable(_probe(None))
+    return _args(
+        bwrap, _normalise(writable, "writable"), _normalise(readable, "readable"), cwd, network
+    )
+
+
+def _args(bwrap: str, write: list[Path], read: list[Path], cwd, network: bool) -> list[str]:
+    read = read + _python_paths()
+    binds: dict[Path, str] = {}
+    for path in read:
+        binds.setdefault(path, "--ro-bind")
+    for path in write:
+        binds[path] = "--bind"
+    args = [bwrap, *_base_args(network)]
+    # Parents before children, so that a folder bound inside another stays visible.
+    for path in sorted(binds, key=lambda p: (len(p.parts), str(p))):
+        args += [binds[path], str(path), str(path)]
+    # The answers of the course stay outside: learner code cannot call the reference.
+    import helpers
+
+    package = Path(os.path.abspath(helpers.__file__)).parent
+    for name in HIDDEN_MODULES:
+        if (package / name).exists():
+            args += ["--ro-bind", "/dev/null", str(package / name)]
+    if cwd is not None:
+        args += ["--chdir", os.path.abspath(os.fspath(cwd))]
+    return args + ["--"]
+
+
+def wrap(
+    argv: list[str],
+    writable: Iterable[str | os.PathLike] = (),
+    readable: Iterable[str | os.PathLike] = (),
+    *,
+    cwd: str | os.PathLike | None = None,
+    network: bool = False,
+) -> list[str]:
+    """``argv`` run inside the sandbox: ``subprocess.run(wrap(argv, writable=[folder]))``.
+
+    ``writable`` folders (and files) are bound read-write at the same path, ``readable`` ones
+    read-only; the interpreter, its packages and ``helpers`` are always readable. ``cwd``
+    is the working directory inside (default: the caller's, when it is visible).
+
+    Without a working bubblewrap: raises ``SandboxUnavailable`` when ``PE_COURSE_SANDBOX``
+    is ``require``; otherwise prints the warning once and returns ``argv`` unchanged.
+    """
+    if isinstance(argv, (str, bytes)) or not argv:
+        raise ValueError(f"argv must be a non-empty list of strings, got {argv!r}")
+    mode = policy()
+    reason = reason_unavailable()
+    if reason:
+        if mode == "require":
+            raise SandboxUnavailable(
+                f"{ENV_POLICY}=require but the grading sandbox cannot run: {reason}"
+            )
+        warn_unsandboxed(reason)
+        return list(argv)
+    argv = [str(a) for a in argv]
+    if os.sep in argv[0]:
+        # A path through a folder that is not bound ("tests/../.venv/bin/python") would not
+        # resolve inside: normalise it (lexically: a venv's python is a symlink to keep).
+        argv[0] = os.path.abspath(argv[0])
+    return sandbox_args(writable, readable, cwd=cwd, network=network) + argv
+
+
+# --------------------------------------------------------------------------- kernel
+
+
+def _kernel_manager_class() -> type:
+    from jupyter_client.manager import AsyncKernelManager
+
+    class SandboxedKernelManager(AsyncKernelManager):
+        """A Jupyter kernel manager whose kernel runs inside the sandbox.
+
+        The kernel may write only in its working directory (nbgrader's
+        ``autograded/<student>/<assignment>``) and a private ``/tmp``. It talks to the client
+        over Unix sockets (``transport="ipc"``) in a private folder that holds its connection
+        file, so it runs without any network. Without bubblewrap it behaves like
+        ``AsyncKernelManager`` after the warning (or refuses under ``PE_COURSE_SANDBOX=require``).
+        """
+
+        _sandbox_dir: str | None = None
+
+        async def _async_pre_start_kernel(self, **kw):
+            if available():
+                if self._sandbox_dir is None:
+                    # A short path: Unix socket names are limited to about 100 characters.
+                    self._sandbox_dir = tempfile.mkdtemp(prefix="pe-k-")
+                    # Removed on shutdown; also when the manager is dropped or Python exits.
+                    weakref.finalize(self, shutil.rmtree, self._sandbox_dir, True)
+                self.transport = "ipc"
+                self.connection_file = os.path.join(self._sandbox_dir, "kernel.json")
+                self.ip = os.path.join(self._sandbox_dir, "s")
+            kernel_cmd, kw = await super()._async_pre_start_kernel(**kw)
+            if self._sandbox_dir is not None:
+                # A signal to the process group would end bubblewrap, and the kernel with it:
+                # interrupt with a control message instead (the kernel signals itself).
+                self.kernel_spec.interrupt_mode = "message"
+            return kernel_cmd, kw
+
+        async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
+            if self._sandbox_dir is not None:
+                cwd = kw.get("cwd") or os.getcwd()
+                kernel_cmd = wrap(kernel_cmd, writable=[cwd, self._sandbox_dir], cwd=cwd)
+            else:
+                kernel_cmd = wrap(kernel_cmd)  # raises under "require", else warns
+            await super()._async_launch_kernel(kernel_cmd, **kw)
+
+        async def _async_cleanup_resources(self, restart: bool = False) -> None:
+            await super()._async_cleanup_resources(restart=restart)
+            if not restart and self._sandbox_dir is not None:
+                shutil.rmtree(self._sandbox_dir, ignore_errors=True)
+                self._sandbox_dir = None
+
+    SandboxedKernelManager.__module__ = __name__
+    return SandboxedKernelManager
+
+
+def _execute_class() -> type:
+    from nbgrader.preprocessors import Execute
+
+    class SandboxedExecute(Execute):
+        """nbgrader's ``Execute`` with its kernel in the sandbox.
+
+        nbgrader's ``Execute.__init__`` passes ``kernel_manager_class`` as a keyword, which
+        wins over the configuration: subclasses (``SafeExecute``) inherit the sandbox from
+        here instead of ``c.Execute.kernel_manager_class``.
+        """
+
+        def __init__(self, *args, **kwargs):
+            kwargs.setdefault("kernel_manager_class", __getattr__("SandboxedKernelManager"))
+            super().__init__(*args, **kwargs)
+
+    SandboxedExecute.__module__ = __name__
+    return SandboxedExecute
+
+
+def _safe_execute_class() -> type:
+    from helpers.nbgrader_plugin import SafeExecute
+
+    class SandboxedSafeExecute(SafeExecute):
+        """The course's ``SafeExecute`` (survives a dead kernel) with its kernel in the sandbox.
+
+        ``nbgrader_config.py`` names this class in ``Autograde.autograde_preprocessors``.
+        """
+
+        def __init__(self, *args, **kwargs):
+            kwargs.setdefault("kernel_manager_class", __getattr__("SandboxedKernelManager"))
+            super().__init__(*args, **kwargs)
+
+    SandboxedSafeExecute.__module__ = __name__
+    return SandboxedSafeExecute
+
+
+_LAZY = {
+    "SandboxedKernelManager": _kernel_manager_class,
+    "SandboxedExecute": _execute_class,
+    "SandboxedSafeExecute": _safe_execute_class,
+}
+
+
+def __getattr__(name: str):
+    """Build the Jupyter and nbgrader classes on first use (importing stays light)."""
+    if name in _LAZY:
+        if name not in globals():
+            globals()[name] = _LAZY[name]()
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _demo() -> None:  # pragma: no cover - manual check: python -m helpers.sandbox
+    print("sandbox available:", available(), reason_unavailable())
+    argv = wrap([sys.executable, "-c", "import os; print(sorted(os.listdir('/')))"])
+    print(subprocess.run(argv, check=False, capture_output=True, text=True).stdout)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    _demo()

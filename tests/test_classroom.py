@@ -1,0 +1,260 @@
+"""The teacher's workflow through real nbgrader: release, fetch, submit, collect, autograde,
+feedback, fetch_feedback and the grades CSV, in temporary course and exchange folders.
+
+Expected scores come from the points in the source notebook's metadata (an independent
+count), never from the code under test.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import sys
+from pathlib import Path
+
+import classroom_kit as kit
+import nbformat
+import pytest
+
+from helpers import classroom
+
+pytestmark = pytest.mark.slow
+
+PY = sys.executable
+REAL_ID = "01_order"
+
+
+def _cli(*args: str, cwd: Path) -> str:
+    proc = kit.run([PY, "-m", "helpers", *args], cwd=cwd)
+    return proc.stdout + proc.stderr
+
+
+def _points(source_nb: Path) -> dict[str, float]:
+    """``test grade_id -> points`` read from the source notebook's nbgrader metadata."""
+    nb = nbformat.read(source_nb, as_version=4)
+    out = {}
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade"):
+            out[meta["grade_id"]] = float(meta.get("points", 0))
+    return out
+
+
+def _lose(points: dict[str, float], functions: list[str]) -> float:
+    """Points of the test cells of these functions (``test_<function>...``)."""
+    return sum(p for g, p in points.items() if any(g.startswith(f"test_{f}") for f in functions))
+
+
+def _read_csv(path: Path) -> dict[str, dict[str, str]]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        return {row["student_id"]: row for row in csv.DictReader(fh)}
+
+
+def _fetch_submit(home: Path, assignment: str, cid: str, exchange: Path, student: str, fill):
+    """A learner's side: fetch, answer (``fill(path)``), submit, all as real nbgrader commands."""
+    home.mkdir(parents=True)
+    ex = [f"--Exchange.root={exchange}", f"--Exchange.cache={home / 'cache'}", f"--course={cid}"]
+    kit.run(["nbgrader", "fetch_assignment", assignment, *ex], cwd=home)
+    fill(home / assignment / f"{assignment}.ipynb")
+    kit.run(["nbgrader", "submit", assignment, f"--student={student}", *ex], cwd=home)
+
+
+def _cycle(tmp_path: Path, course: Path, assignment: str, broken_partly: list[str]):
+    exchange = tmp_path / "exchange"
+    cid = classroom.course_id(course)
+    _cli("release", assignment, "--course", str(course), "--exchange", str(exchange), cwd=tmp_path)
+    source = course / "source" / assignment / f"{assignment}.ipynb"
+    answers = classroom.answer_ids(source)
+    plans = {"alice": [], "bob": broken_partly, "carol": answers}
+    for student, broken in plans.items():
+
+        def fill(path: Path, broken=broken) -> None:
+            classroom.make_submission(path, source, path, broken=broken, how="stub")
+
+        _fetch_submit(tmp_path / student, assignment, cid, exchange, student, fill)
+    _cli("collect", assignment, "--course", str(course), "--exchange", str(exchange), cwd=course)
+    out = _cli("autograde", assignment, "--course", str(course), "--jobs", "2", cwd=course)
+    assert "no problems" in out, out
+    _cli("feedback", assignment, "--course", str(course), "--exchange", str(exchange), cwd=course)
+    _cli("grades", "--course", str(course), "--out", str(tmp_path / "grades.csv"), cwd=course)
+    feedback = {}
+    for student in plans:
+        kit.run(
+            [
+                "nbgrader",
+                "fetch_feedback",
+                assignment,
+                f"--course={cid}",
+                f"--student={student}",
+                f"--Exchange.root={exchange}",
+                f"--Exchange.cache={tmp_path / student / 'cache'}",
+            ],
+            cwd=tmp_path / student,
+        )
+        pages = list((tmp_path / student / assignment / "feedback").glob("*/*.html"))
+        assert len(pages) == 1, f"{student}: feedback pages {pages}"
+        feedback[student] = pages[0].read_text(encoding="utf-8")
+    points = _points(source)
+    total = sum(points.values())
+    broken_fns = [b.removeprefix("answer_") for b in broken_partly]
+    expected = {
+        "alice": total,
+        "bob": total - _lose(points, broken_fns),
+        "carol": 0.0,
+    }
+    rows = _read_csv(tmp_path / "grades.csv")
+    assert set(rows) == set(plans)
+    for student, want in expected.items():
+        assert float(rows[student][assignment]) == pytest.approx(want), (student, rows[student])
+        assert float(rows[student]["max_total"]) == pytest.approx(total)
+    assert 0 < expected["bob"] < total
+    return feedback, source
+
+
+def test_full_cycle_fixture(tmp_path):
+    """nbgrader's plumbing end to end on a two-function assignment."""
+    course = kit.fixture_course(tmp_path)
+    feedback, _ = _cycle(tmp_path, course, "ex1", ["answer_half"])
+    assert "NotImplementedError" in feedback["bob"] and "NotImplementedError" in feedback["carol"]
+    assert "NotImplementedError" not in feedback["alice"]
+    assert kit.SOLUTION_MARK in feedback["alice"]  # her own answer, shown back to her
+    assert kit.SOLUTION_MARK not in feedback["carol"]  # stubs: nothing of the solution
+
+
+def _real_course_ready() -> str:
+    if not kit.real_ids([REAL_ID]):
+        return f"source/{REAL_ID} and notebooks/{REAL_ID} do not exist yet"
+    if not (kit.REPO / "helpers" / "nbgrader_plugin.py").exists():
+        return "helpers/nbgrader_plugin.py does not exist yet"
+    return ""
+
+
+@pytest.mark.skipif(bool(_real_course_ready()), reason=_real_course_ready() or "ready")
+def test_full_cycle_real_notebook(tmp_path):
+    """The course's first notebook through the whole cycle: scores, messages, nothing hidden."""
+    course = kit.course_with(tmp_path, [REAL_ID])
+    source = course / "source" / REAL_ID / f"{REAL_ID}.ipynb"
+    last = classroom.answer_ids(source)[-1]  # no other function depends on the last one
+    feedback, source = _cycle(tmp_path, course, REAL_ID, [last])
+    hidden = kit.hidden_test_lines(source)
+    assert hidden, "the source notebook has hidden tests"
+    fn = last.removeprefix("answer_")
+    assert fn in feedback["bob"] and "NotImplementedError" in feedback["bob"]
+    assert "checks passed" in feedback["alice"] and "checks passed" in feedback["bob"]
+    assert "NotImplementedError" in feedback["carol"]
+    for student, page in feedback.items():
+        for line in hidden:
+            assert line not in page, f"{student}'s feedback shows hidden test code: {line}"
+    # carol submitted stubs: no solution may reach her through the feedback.
+    import html
+
+    carol = kit.code_lines(html.unescape(re.sub(r"<[^>]+>", "", feedback["carol"])))
+    for block in kit.solution_blocks(source):
+        assert kit.leaked_solution(block, carol) is None, block
+
+
+def test_failures_isolated_and_parallel_equals_serial(tmp_path):
+    """A corrupt notebook, a renamed file and a deleted cell: one line each, zero for that
+    notebook, everyone else graded; 2 jobs give the same scores as 1."""
+    course = kit.fixture_course(tmp_path)
+    for s in ("ann", "ben"):
+        kit.fill(course, s, "ex1", broken=["answer_half"] if s == "ben" else [])
+    (kit.submit_dir(course, "eve", "ex1") / "ex1.ipynb").write_text("{ not a notebook")
+    renamed = kit.fill(course, "fay", "ex1")
+    renamed.rename(renamed.with_name("ex1 (1).ipynb"))
+    _delete_cells(kit.fill(course, "gus", "ex1"), ["test_half"])  # nbgrader restores it
+    _delete_cells(kit.fill(course, "hal", "ex1"), ["answer_half", "test_half"])
+
+    err = io.StringIO()
+    parallel = classroom.autograde(course, jobs=2, stream=err)
+    serial = classroom.autograde(course, jobs=1, progress=False)
+    want = {"ann": 5, "ben": 2, "eve": 0, "fay": 0, "gus": 5, "hal": 0}
+    assert {s: parallel.scores[s]["ex1"] for s in want} == want
+    assert {s: serial.scores[s]["ex1"] for s in want} == want
+    lines = parallel.failures()
+    assert any(ln.startswith("eve ex1: ex1.ipynb is not a readable notebook") for ln in lines)
+    assert any(
+        ln.startswith("fay ex1: ex1.ipynb is missing") and "ex1 (1).ipynb" in ln for ln in lines
+    )
+    assert any(ln.startswith("gus ex1: ex1.ipynb: cells deleted (test_half)") for ln in lines)
+    # Two adjacent deleted cells trip nbgrader's add_missing_cells: a clear line and a zero.
+    assert any(
+        ln.startswith("hal ex1: ex1.ipynb: cells deleted (answer_half, test_half)")
+        and ln.endswith("scored 0")
+        for ln in lines
+    )
+    assert not any(ln.startswith(("ann", "ben")) for ln in lines)
+    progress = err.getvalue()
+    assert "6/6 learners" in progress and "6/6 notebooks" in progress and "left" in progress
+    rows = classroom.export_grades(course, tmp_path / "g.csv")
+    assert {r["student_id"]: r["ex1"] for r in rows} == want
+
+
+def _delete_cells(path: Path, grade_ids: list[str]) -> None:
+    nb = nbformat.read(path, as_version=4)
+    nb.cells = [
+        c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") not in grade_ids
+    ]
+    nbformat.write(nb, path)
+
+
+def test_progress_line_counts_and_time_left():
+    """The bar shows learners done / total and a time left that shrinks to zero."""
+    out = io.StringIO()
+    bar = classroom.Progress(learners=4, tasks=8, stream=out)
+    assert "0/4 learners" in bar.line(0, 0) and "measuring" in bar.line(0, 0)
+    assert "2/4 learners" in bar.line(2, 4) and "4/8 notebooks" in bar.line(2, 4)
+    assert bar.line(4, 8).endswith("~0s left")
+    bar.update(4, 8)
+    assert out.getvalue().endswith("\n")
+
+
+def test_commands_reject_bad_input(tmp_path, monkeypatch):
+    """Bad course, exchange, jobs or student ids: a ValueError naming the argument."""
+    with pytest.raises(ValueError, match="course"):
+        classroom.course_root(tmp_path)
+    course = kit.fixture_course(tmp_path)
+    with pytest.raises(ValueError, match="gradebook"):
+        classroom.export_grades(course, tmp_path / "g.csv")
+    with pytest.raises(ValueError, match="jobs"):
+        classroom.autograde(course, jobs=0)
+    with pytest.raises(ValueError, match="ids"):
+        classroom.autograde(course, ids=["nope"])
+    kit.fill(course, "ann", "ex1")
+    with pytest.raises(ValueError, match="students"):
+        classroom.autograde(course, students=["zed"])
+    monkeypatch.delenv("PE_COURSE_EXCHANGE", raising=False)
+    with pytest.raises(ValueError, match="exchange"):
+        classroom.exchange_root(None)
+
+
+def test_make_submission_fills_and_breaks(tmp_path):
+    """The rehearsal helper: solutions filled in without markers; broken cells are stubs."""
+    course = kit.fixture_course(tmp_path)
+    path = kit.fill(course, "ann", "ex1", broken=["answer_half"])
+    cells = {
+        c.metadata["nbgrader"]["grade_id"]: c.source
+        for c in nbformat.read(path, as_version=4).cells
+        if "nbgrader" in c.metadata
+    }
+    assert "return 2 * np.asarray" in cells["answer_double"]
+    assert "BEGIN SOLUTION" not in cells["answer_double"]
+    assert "raise NotImplementedError" in cells["answer_half"]
+    wrong = kit.fill(course, "bob", "ex1", broken=["answer_double"], how="wrong")
+    assert "+ 0.5" in nbformat.read(wrong, as_version=4).cells[2].source
+
+
+def test_concurrent_gradebook_writers(tmp_path):
+    """Four workers writing one sqlite gradebook at once: every learner graded, none lost."""
+    course = kit.fixture_course(tmp_path)
+    want = {}
+    for i in range(8):
+        student = f"s{i}"
+        kit.fill(course, student, "ex1", broken=["answer_half"] if i % 2 else [])
+        want[student] = 2.0 if i % 2 else 5.0
+    report = classroom.autograde(course, jobs=4, progress=False)
+    assert all(t.ok for t in report.tasks), report.summary()
+    assert {s: report.scores[s]["ex1"] for s in want} == want
+    scores, _ = classroom.read_scores(course, ["ex1"], list(want))
+    assert {s: scores[s]["ex1"] for s in want} == want
