@@ -43,26 +43,46 @@ def doctor() -> int:
     ok = sys.version_info >= (3, 11)
     failures += not ok
     print(f"[{'OK' if ok else 'FAIL'}] python {sys.version.split()[0]} (needs >= 3.11)")
-    for name in ("numpy", "matplotlib", "ipywidgets", "jupyterlab", "nbgrader", "nbformat",
-                 "nbclient", "pytest", "hypothesis", "playwright"):
+    for name in (
+        "numpy",
+        "matplotlib",
+        "ipywidgets",
+        "jupyterlab",
+        "nbgrader",
+        "nbformat",
+        "nbclient",
+        "pytest",
+        "hypothesis",
+        "playwright",
+    ):
         try:
             print(f"[OK] {name} {metadata.version(name)}")
         except metadata.PackageNotFoundError:
             failures += 1
             print(f"[FAIL] {name} is not installed: run `make setup`")
     try:
-        out = subprocess.run([_bin("jupyter"), "labextension", "list"], capture_output=True,
-                             text=True, env=_env_with_venv(), timeout=120)
+        out = subprocess.run(
+            [_bin("jupyter"), "labextension", "list"],
+            capture_output=True,
+            text=True,
+            env=_env_with_venv(),
+            timeout=120,
+            check=False,
+        )
         text = out.stdout + out.stderr
         enabled = any("nbgrader" in line and "enabled" in line for line in text.splitlines())
     except (OSError, subprocess.TimeoutExpired) as exc:
         enabled, text = False, str(exc)
     failures += not enabled
-    print(f"[{'OK' if enabled else 'FAIL'}] nbgrader JupyterLab extension "
-          f"{'enabled' if enabled else 'not enabled: run `jupyter labextension list`'}")
+    print(
+        f"[{'OK' if enabled else 'FAIL'}] nbgrader JupyterLab extension "
+        f"{'enabled' if enabled else 'not enabled: run `jupyter labextension list`'}"
+    )
     for tool, why in (("chromium", "the real-browser test"), ("bwrap", "the grading sandbox")):
         where = shutil.which(tool)
-        print(f"[{'OK' if where else 'FAIL'}] {tool} for {why}: {where or 'missing (make system-deps)'}")
+        print(
+            f"[{'OK' if where else 'FAIL'}] {tool} for {why}: {where or 'missing (make system-deps)'}"
+        )
         failures += where is None
     print("all good" if failures == 0 else f"{failures} problem(s)")
     return 1 if failures else 0
@@ -88,9 +108,18 @@ def generate(ids: list[str], root: Path = ROOT) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         db = f"sqlite:///{tmp}/gradebook.db"
         for assignment in ids:
-            cmd = [_bin("nbgrader"), "generate_assignment", assignment, "--force", f"--db={db}",
-                   "--CourseDirectory.root=" + str(root), "--log-level=WARN"]
-            proc = subprocess.run(cmd, cwd=root, env=_env_with_venv(), capture_output=True, text=True)
+            cmd = [
+                _bin("nbgrader"),
+                "generate_assignment",
+                assignment,
+                "--force",
+                f"--db={db}",
+                "--CourseDirectory.root=" + str(root),
+                "--log-level=WARN",
+            ]
+            proc = subprocess.run(
+                cmd, cwd=root, env=_env_with_venv(), capture_output=True, text=True, check=False
+            )
             if proc.returncode != 0:
                 print(proc.stdout + proc.stderr, file=sys.stderr)
                 print(f"nbgrader generate_assignment {assignment} failed", file=sys.stderr)
@@ -104,18 +133,26 @@ def generate(ids: list[str], root: Path = ROOT) -> int:
 
 def system_deps() -> int:
     """Install Chromium and bubblewrap from Debian when missing (root only; else explain)."""
-    missing = [pkg for pkg, tool in (("chromium", "chromium"), ("bubblewrap", "bwrap"))
-               if shutil.which(tool) is None]
+    missing = [
+        pkg
+        for pkg, tool in (("chromium", "chromium"), ("bubblewrap", "bwrap"))
+        if shutil.which(tool) is None
+    ]
     if not missing:
         return 0
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        print(f"not installed: {' '.join(missing)}; as root on Debian run "
-              f"`apt-get install -y {' '.join(missing)}` (the tests that need them are skipped)")
+        print(
+            f"not installed: {' '.join(missing)}; as root on Debian run "
+            f"`apt-get install -y {' '.join(missing)}` (the tests that need them are skipped)"
+        )
         return 1
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     subprocess.run(["apt-get", "update", "-qq"], env=env, check=False)
-    proc = subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing],
-                          env=env, check=False)
+    proc = subprocess.run(
+        ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing],
+        env=env,
+        check=False,
+    )
     return proc.returncode
 
 
@@ -123,12 +160,17 @@ def system_deps() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m helpers", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m helpers",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("doctor", help="check the environment")
     gen = sub.add_parser("generate", help="regenerate learner notebooks from source/")
-    gen.add_argument("ids", nargs="*", help=f"assignment ids (default: all of {', '.join(ASSIGNMENTS)})")
+    gen.add_argument(
+        "ids", nargs="*", help=f"assignment ids (default: all of {', '.join(ASSIGNMENTS)})"
+    )
     chk = sub.add_parser("check", help="grade a saved notebook as autograde would")
     chk.add_argument("notebook", type=Path)
     chk.add_argument("--seed", type=int, default=None, help="replay the random cases of a seed")

@@ -20,7 +20,7 @@ import numpy as np
 
 from helpers import validate
 
-__all__ = [
+__all__ = [  # noqa: RUF022  (in teaching order, notebook by notebook)
     # 01_order
     "softmax",
     "attention",
@@ -158,7 +158,9 @@ def permutation_gap(X, Wq, Wk, Wv, perm) -> float:
     """
     X = validate.matrix(X, "X", ndim=2)
     p = _permutation(perm, X.shape[0])
-    return float(np.max(np.abs(self_attention(X[p], Wq, Wk, Wv) - self_attention(X, Wq, Wk, Wv)[p])))
+    return float(
+        np.max(np.abs(self_attention(X[p], Wq, Wk, Wv) - self_attention(X, Wq, Wk, Wv)[p]))
+    )
 
 
 def order_gap_with_pe(X, P, Wq, Wk, Wv, perm) -> float:
@@ -471,7 +473,9 @@ def dot(a, b):
     a = validate.matrix(a, "a")
     b = validate.matrix(b, "b")
     if a.ndim == 0 or b.ndim == 0 or a.shape[-1] != b.shape[-1]:
-        raise ValueError(f"a and b must be vectors of the same length, got shapes {a.shape} and {b.shape}")
+        raise ValueError(
+            f"a and b must be vectors of the same length, got shapes {a.shape} and {b.shape}"
+        )
     out = np.sum(a * b, axis=-1)
     return float(out) if out.ndim == 0 else out
 
@@ -519,7 +523,7 @@ def apply_rope(vec, pos, base=THETA_BASE) -> np.ndarray:
         out[2i+1] = vec[2i] sin(pos theta_i) + vec[2i+1] cos(pos theta_i)
     # shapes: vec (..., d), pos scalar or vec.shape[:-1] -> (..., d); a new array
     """
-    x, d, angles = _rope_angles(vec, pos, base)
+    x, _, angles = _rope_angles(vec, pos, base)
     return _rotate_pairs(x, slice(0, None, 2), slice(1, None, 2), angles)
 
 
@@ -689,9 +693,17 @@ def offset_scan(q, k, offset, starts, base=THETA_BASE) -> list[tuple[int, float,
     q_pos, k_pos = st + off, st
     q = validate.matrix(q, "q")
     k = validate.matrix(k, "k")
-    rope = rope_score(np.broadcast_to(q, st.shape + q.shape), np.broadcast_to(k, st.shape + k.shape), q_pos, k_pos, base)
+    rope = rope_score(
+        np.broadcast_to(q, st.shape + q.shape),
+        np.broadcast_to(k, st.shape + k.shape),
+        q_pos,
+        k_pos,
+        base,
+    )
     add = add_score(q, k, q_pos, k_pos, base)
-    return [(int(s), float(r), float(a)) for s, r, a in zip(st, np.atleast_1d(rope), np.atleast_1d(add))]
+    return [
+        (int(s), float(r), float(a)) for s, r, a in zip(st, np.atleast_1d(rope), np.atleast_1d(add))
+    ]
 
 
 def spread(values) -> float:
@@ -719,7 +731,9 @@ def rope_report() -> dict:
     rope_scores = [r for _, r, _ in scan]
     add_scores = [a for _, _, a in scan]
     norm_before = float(np.linalg.norm(q))
-    rotated = apply_rope(np.broadcast_to(q, (len(REPORT_NORM_POSITIONS), DIM)), np.array(REPORT_NORM_POSITIONS))
+    rotated = apply_rope(
+        np.broadcast_to(q, (len(REPORT_NORM_POSITIONS), DIM)), np.array(REPORT_NORM_POSITIONS)
+    )
     norm_max_gap = float(np.max(np.abs(np.linalg.norm(rotated, axis=1) - norm_before)))
     all_turns = [turns(DIM, delta) for delta in REPORT_DELTAS]
     return {

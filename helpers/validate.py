@@ -33,7 +33,7 @@ def count(n, name: str, minimum: int = 1) -> int:
 def base(b, name: str = "base") -> float:
     """The angle base: a finite real number greater than 1."""
     if isinstance(b, bool) or not isinstance(b, numbers.Real):
-        raise ValueError(f"{name} must be a finite number > 1, got {b!r}")
+        raise ValueError(f"{name} must be a finite number > 1, got {b!r}")  # noqa: TRY004
     try:
         value = float(b)
     except OverflowError:
@@ -74,5 +74,7 @@ def vector_dim(x, name: str) -> tuple[np.ndarray, int]:
         raise ValueError(f"{name} must be a vector or a batch of vectors, got a scalar {x!r}")
     d = arr.shape[-1]
     if d == 0 or d % 2:
-        raise ValueError(f"{name} must have an even, positive last dimension, got shape {arr.shape}")
+        raise ValueError(
+            f"{name} must have an even, positive last dimension, got shape {arr.shape}"
+        )
     return arr, d

@@ -628,7 +628,9 @@ def test_every_section_names_a_heading_of_its_notebook():
     for check in C.CHECKS.values():
         if check.kind == "constant":
             continue
-        nb = json.loads((root / "source" / check.assignment / f"{check.assignment}.ipynb").read_text())
+        nb = json.loads(
+            (root / "source" / check.assignment / f"{check.assignment}.ipynb").read_text()
+        )
         headings = [
             line
             for cell in nb["cells"]
