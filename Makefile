@@ -32,7 +32,7 @@ system-deps:
 	@$(BIN)/python -m helpers system-deps || true
 
 lab: setup
-	$(BIN)/jupyter lab --notebook-dir=notebooks $(ROOT_FLAG) 01_order/01_order.ipynb
+	$(BIN)/jupyter lab --notebook-dir=notebooks $(ROOT_FLAG) notebooks/01_order/01_order.ipynb
 
 test: setup system-deps
 	$(BIN)/python -m pytest
