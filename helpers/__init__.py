@@ -3,11 +3,16 @@
 Importing this package has no side effects. Modules, one job each:
 
 - ``helpers.reference``: the reference maths of every graded function (teacher build only)
-- ``helpers.checks``: what each graded function is checked on, and the known mistakes
+- ``helpers.checks``: what each graded function is checked on; ``helpers.mistakes``: the
+  known mistakes, as wrong implementations the checks recognise by name
 - ``helpers.grader``: the grading engine (isolated import, verdicts, self-check)
 - ``helpers.nbgrader_plugin``: the nbgrader preprocessors that call the grader
+- ``helpers.sandbox``: the bubblewrap sandbox of the grading kernel and worker
+- ``helpers.classroom``: the teacher's commands (release, collect, autograde, feedback, grades)
+- ``helpers.learner_build``: the wheel for learners, without the teacher's modules
 - ``helpers.widgets``: the interactive explorers of each notebook
 - ``helpers.plots``: static figures
+- ``helpers.validate``: argument checks with clear errors
 - ``helpers.cli``: ``python -m helpers ...``
 """
 
