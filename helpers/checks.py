@@ -283,6 +283,12 @@ def _permutation_gap_fixed() -> list[Case]:
     return [
         Case((X, Wq, Wk, Wv, perm), {}, f"X 6x8, perm {perm}"),
         Case((X[:1], Wq, Wk, Wv, [0]), {}, "one token, perm [0]"),
+        # the true gap is float noise: a perm that is not a permutation must be refused
+        Case(
+            (X, Wq, Wk, Wv, [0, 0, 1, 2, 3, 4]),
+            {},
+            "bad input: perm [0, 0, 1, 2, 3, 4], not a permutation",
+        ),
     ]
 
 
@@ -639,6 +645,10 @@ def _shift_error_fixed() -> list[Case]:
     return [
         Case((3, 8, 20), {}, "k=3, d=8, max_len=20"),
         Case((0, 2, 1), {}, "k=0, d=2, max_len=1"),
+        # the true error is float noise, so the bad inputs are what tells an answer from
+        # a constant 0.0
+        Case((5, 8, 5), {}, "bad input: k=5 with max_len=5 (no position to shift)"),
+        Case((3, 7, 20), {}, "bad input: an odd d=7"),
     ]
 
 
