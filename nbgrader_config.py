@@ -35,6 +35,8 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 # SandboxedSafeExecute is helpers.nbgrader_plugin.SafeExecute with that kernel manager
 # (nbgrader's Execute passes kernel_manager_class as a keyword, so config cannot set it).
 # Without bubblewrap grading warns loudly; PE_COURSE_SANDBOX=require makes it refuse.
+# The kernel runs the read-only, answer and test cells; teaching cells count for nothing
+# and are not run (c.SafeExecute.run_teaching_cells = True runs them too).
 c.Autograde.autograde_preprocessors = [
     "helpers.sandbox.SandboxedSafeExecute",
     "nbgrader.preprocessors.IgnorePattern",

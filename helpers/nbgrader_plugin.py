@@ -2,7 +2,10 @@
 
 - ``SafeExecute``: nbgrader's ``Execute``, except that a kernel that dies (``os._exit``
   in a cell, a crash) or stops answering does not abort the grading of the notebook:
-  the cells after it are marked as not run and grading goes on.
+  the cells after it are marked as not run and grading goes on. It runs the notebook as
+  the grader sees it: the course's read-only cells, the answer cells and the test cells;
+  teaching cells (no nbgrader role) are not run, since no grade depends on them
+  (``run_teaching_cells = True`` runs every cell).
 - ``IsolatedGrades``: after execution, grades the notebook's answer cells in an
   isolated process (``helpers.grader.check_notebook``) and replaces the outputs of every
   grade cell ``test_<function>...`` with the verdict: one stdout line when it passed,
@@ -19,9 +22,9 @@ from typing import Any
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import ClearHiddenTests, Execute, NbGraderPreprocessor
-from traitlets import Bool
+from traitlets import Bool, Enum
 
-__all__ = ["HideHiddenTests", "IsolatedGrades", "SafeExecute"]
+__all__ = ["NOT_RUN_NOTE", "HideHiddenTests", "IsolatedGrades", "SafeExecute", "is_teaching_cell"]
 
 
 def _error_output(ename: str, message: str) -> NotebookNode:
@@ -34,8 +37,20 @@ def _error_output(ename: str, message: str) -> NotebookNode:
     )
 
 
+NOT_RUN_NOTE = "[not run while grading: this cell does not count towards the grade]"
+
+
 def _stream(text: str) -> NotebookNode:
     return NotebookNode(output_type="stream", name="stdout", text=text.rstrip("\n") + "\n")
+
+
+def is_teaching_cell(cell: NotebookNode) -> bool:
+    """A code cell that is neither read-only, nor an answer, nor a test."""
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    if not isinstance(meta, dict):
+        meta = {}
+    role = meta.get("locked") or meta.get("solution") or meta.get("grade")
+    return cell.get("cell_type") == "code" and not role
 
 
 class SafeExecute(Execute):
@@ -46,7 +61,26 @@ class SafeExecute(Execute):
     error output, so an unrun test cell earns nothing by itself; ``IsolatedGrades``
     then grades the known functions anyway), and the preprocessor returns normally so
     that the rest of the autograde pipeline runs.
+
+    Teaching cells, the code cells without an nbgrader role (not read-only, not an answer,
+    not a test), are not run unless ``run_teaching_cells`` is set: the verdicts come from
+    the isolated grader, which imports only the answer cells, so no grade depends on them,
+    and their explorers, figures and measurements are the heaviest part of a notebook in
+    the kernel. Each skipped cell gets ``NOT_RUN_NOTE`` as its output.
+
+    The kernel is stopped at once after the last cell (``shutdown_kernel = "immediate"``):
+    every output has arrived by then, and a graceful shutdown only waits.
     """
+
+    run_teaching_cells = Bool(
+        False,
+        help="Also run the code cells that have no nbgrader role (explanations, figures).",
+    ).tag(config=True)
+    shutdown_kernel = Enum(
+        ["graceful", "immediate"],
+        default_value="immediate",
+        help="How the kernel is stopped after the last cell.",
+    ).tag(config=True)
 
     def preprocess(self, nb: NotebookNode, resources: Any = None, km: Any = None):
         self._stopped: str | None = None
@@ -64,6 +98,10 @@ class SafeExecute(Execute):
             if cell.cell_type == "code":
                 cell.outputs = [_error_output("CellNotRun", f"not run: {self._stopped}")]
                 cell.execution_count = None
+            return cell, resources
+        if not self.run_teaching_cells and is_teaching_cell(cell):
+            cell.outputs = [_stream(NOT_RUN_NOTE)]
+            cell.execution_count = None
             return cell, resources
         try:
             cell, resources = super().preprocess_cell(cell, resources, index)

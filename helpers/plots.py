@@ -19,17 +19,15 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib import colormaps
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.collections import LineCollection
-from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
-from matplotlib.ticker import MaxNLocator
 
 from helpers import validate
 from helpers.widgets.base import interactive
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = [
     "Picture",
@@ -73,6 +71,9 @@ class Picture:
 
 
 def _figure(figsize: tuple[float, float], layout: str | None = "constrained") -> Figure:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=figsize, layout=layout)
     FigureCanvasAgg(fig)
     return fig
@@ -88,6 +89,8 @@ def pe_heatmaps(tables: list[tuple[str, np.ndarray]]) -> Picture:
     """
     if not tables:
         raise ValueError("tables must hold at least one (title, pe) pair, got []")
+    from matplotlib.ticker import MaxNLocator
+
     fig = _figure((4.2 * len(tables) + 0.8, 4.2))
     axes = np.atleast_1d(fig.subplots(1, len(tables)))
     im = None
@@ -174,6 +177,8 @@ def pair_energy_figure(pe, positions: Sequence[int]) -> Picture:
     bad = [p for p in positions if not 0 <= p < pe.shape[0]]
     if not positions or bad:
         raise ValueError(f"positions must be rows of the table (0..{pe.shape[0] - 1}), got {bad}")
+    from matplotlib.ticker import MaxNLocator
+
     fig = _figure((3.4 * len(positions) + 0.6, 3.2))
     axes = fig.subplots(1, len(positions), sharey=True, squeeze=False)[0]
     pairs = np.arange(pe.shape[1] // 2)
@@ -276,6 +281,8 @@ def layout_figure(interleaved_to_half: Callable, d: int = 8) -> Picture:
             f"interleaved_to_half must permute the {d} labels 0..{d - 1}, got {moved!r}"
         )
     src = moved.astype(int)  # src[t]: which interleaved dimension sits at half-split slot t
+    from matplotlib.collections import LineCollection
+    from matplotlib.patches import Rectangle
 
     fig = _figure((max(6.0, 0.75 * d + 1.5), 3.0), layout=None)
     ax = fig.add_axes((0.19, 0.04, 0.79, 0.8))
@@ -334,6 +341,8 @@ def distance_by_length_figure(lengths: Sequence[int], distances, slopes) -> Pict
             f"distances must have shape (len(lengths), len(slopes)) = "
             f"{(lengths.size, slopes.size)}, got {distances.shape}"
         )
+    from matplotlib import colormaps
+
     fig = _figure((8, 4.2))
     ax = fig.add_subplot()
     colours = colormaps["viridis"](np.linspace(0.0, 0.9, slopes.size))
@@ -361,6 +370,8 @@ def turns_figure(turns: Callable, slow_pairs: Callable, d: int, deltas: Sequence
     d = validate.dim(d)
     if len(deltas) == 0:
         raise ValueError(f"deltas must hold at least one distance, got {deltas!r}")
+    from matplotlib import colormaps
+
     fig = _figure((8, 4.2))
     ax = fig.add_subplot()
     colours = colormaps["plasma"](np.linspace(0.0, 0.85, len(deltas)))

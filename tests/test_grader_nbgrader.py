@@ -27,6 +27,8 @@ pytestmark = pytest.mark.slow
 
 MISTAKE_STUDENTS = {f"mistake{i:02d}": (fn, name) for i, (fn, name, _) in enumerate(gc.MISTAKES)}
 TAMPERS = {**gc.TAMPERS, **gc.SLOW_TAMPERS}
+# A teaching cell of the learner's own: leaves a file and prints when it runs.
+TEACHING_CELL = "open('teaching_ran.txt', 'w').write('ran')\nprint('the teaching cell ran')"
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +42,9 @@ def course(tmp_path_factory) -> Path:
         gc.submit(root, student, gc.submission(root, answers={**gc.SOLUTIONS, fn: body}))
     for name in TAMPERS:
         gc.submit(root, f"tamper_{name}", gc.tamper_notebook(gc.released(root), name))
+    teaching = gc.edit(gc.correct_submission(root), extra_cells=[("answer_softmax", TEACHING_CELL)])
+    gc.submit(root, "teaching", teaching)
+    gc.submit(root, "teaching_run", teaching)
     gc.nbgrader(root, "autograde", gc.ASSIGNMENT, "--force", "--log-level=WARN")
     gc.nbgrader(root, "generate_feedback", gc.ASSIGNMENT, "--force", "--log-level=WARN")
     return root
@@ -149,3 +154,38 @@ def test_feedback_never_shows_hidden_tests(course):
             assert f'grade("{fn}")' not in text
         # The visible asserts stay: they are part of the learner's notebook.
         assert "softmax([1000.0, 1000.0])" in text
+
+
+def _teaching_cell(root: Path, student: str):
+    path = root / "autograded" / student / gc.ASSIGNMENT / f"{gc.ASSIGNMENT}.ipynb"
+    nb = nbformat.read(str(path), as_version=4)
+    (cell,) = [c for c in nb.cells if "teaching_ran.txt" in c.source]
+    return cell, path.parent / "teaching_ran.txt"
+
+
+def test_teaching_cells_are_not_run_while_grading(course):
+    """The kernel runs what the grader grades (read-only, answer and test cells); a cell
+    without an nbgrader role gets a note instead of running. The grades do not change."""
+    from helpers.nbgrader_plugin import NOT_RUN_NOTE
+
+    _assert_scores(course, "teaching", set())
+    cell, marker = _teaching_cell(course, "teaching")
+    assert [o.get("text", "").strip() for o in cell.outputs] == [NOT_RUN_NOTE]
+    assert not marker.exists()
+    # the answer cells around it did run in the kernel
+    assert _outputs(course, "teaching")["test_softmax"][0].output_type == "stream"
+
+    # run_teaching_cells = True runs it (the same submission under another name)
+    gc.nbgrader(
+        course,
+        "autograde",
+        gc.ASSIGNMENT,
+        "--student=teaching_run",
+        "--force",
+        "--log-level=WARN",
+        "--SafeExecute.run_teaching_cells=True",
+    )
+    _assert_scores(course, "teaching_run", set())
+    cell, marker = _teaching_cell(course, "teaching_run")
+    assert [o.get("text", "") for o in cell.outputs] == ["the teaching cell ran\n"]
+    assert marker.read_text() == "ran"

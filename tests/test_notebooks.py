@@ -274,6 +274,24 @@ def test_source_notebook_executes(nb_id, tmp_path):
     execute_copy(nb_path(ROOT, "source", nb_id), tmp_path)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("nb_id", SOURCE_IDS)
+def test_source_notebook_executes_as_graded(nb_id, tmp_path):
+    """While grading, the kernel runs only the cells with an nbgrader role (teaching cells
+    are skipped): the solutions and every visible and hidden test must pass without them."""
+    from helpers.nbgrader_plugin import is_teaching_cell
+
+    source = nb_path(ROOT, "source", nb_id)
+    nb = nbformat.read(source, as_version=4)
+    teaching = [c for c in nb.cells if is_teaching_cell(c)]
+    assert teaching, f"{nb_id} has no teaching cell to leave out"
+    nb.cells = [c for c in nb.cells if not is_teaching_cell(c)]
+    graded = tmp_path / "graded" / nb_id / f"{nb_id}.ipynb"
+    graded.parent.mkdir(parents=True)
+    nbformat.write(nb, graded)
+    execute_copy(graded, tmp_path / "run")
+
+
 @pytest.fixture(scope="module")
 def regenerated(tmp_path_factory) -> Path:
     """notebooks/ regenerated from a copy of source/ (all ids at once, one course root)."""

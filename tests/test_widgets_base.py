@@ -95,3 +95,25 @@ def test_interactive_follows_nbgrader(monkeypatch):
     assert base.interactive()
     monkeypatch.setenv("NBGRADER_EXECUTION", "validate")
     assert not base.interactive()
+
+
+def test_importing_the_figure_modules_loads_no_matplotlib():
+    """The imports cell of every notebook imports helpers.plots and an explorer module;
+    matplotlib and ipywidgets load only when a figure or an explorer is built, so that
+    the grading kernel, which runs no teaching cell, never pays for them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import helpers, helpers.grader, helpers.plots\n"
+        "from helpers.widgets import alibi, decay, norm, offsets, order, rope, rotation, sincos\n"
+        "print(sorted(m for m in ('matplotlib', 'ipywidgets') if m in sys.modules))\n"
+        "import helpers.reference as ref\n"
+        "helpers.plots.norm_bars([('d = 8', 2.0, 2.0, 2.0)])\n"
+        "print(sorted(m for m in ('matplotlib', 'ipywidgets') if m in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert out == ["[]", "['matplotlib']"]

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import ipywidgets as widgets
 import numpy as np
-from matplotlib import colormaps
-from matplotlib.figure import Figure
 
 from helpers.widgets.base import Explorer, int_slider, interactive
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["AlibiExplorer", "alibi_explorer", "bench_explorers", "bias_mosaic"]
 
@@ -57,6 +58,8 @@ def bias_mosaic(bias: np.ndarray, tile: int = TILE) -> tuple[np.ndarray, int, in
 
 def head_colours(slopes: np.ndarray) -> np.ndarray:
     """One colour per head, dark for the steepest slope, light for the flattest."""
+    from matplotlib import colormaps
+
     rank = np.argsort(np.argsort(-np.log2(slopes)))  # 0 for the steepest head
     return colormaps["viridis"](np.linspace(0.0, 0.9, len(slopes)))[rank]
 
@@ -75,6 +78,8 @@ class AlibiExplorer(Explorer):
         pos: int | None = None,
         causal: bool = True,
     ):
+        import ipywidgets as widgets
+
         self.alibi_slopes = alibi_slopes
         self.alibi_bias = alibi_bias
         self.mean_attention_distance = mean_attention_distance
@@ -95,6 +100,8 @@ class AlibiExplorer(Explorer):
     # -- drawing ----------------------------------------------------------------------
     def draw(self, fig: Figure) -> None:
         # Fixed axes (no layout engine): the layout is not recomputed at every move.
+        from matplotlib import colormaps
+
         fig.set_layout_engine(None)
         ax_bias = fig.add_axes((0.01, 0.06, 0.25, 0.80))
         ax_bar = fig.add_axes((0.265, 0.16, 0.008, 0.60))

@@ -14,7 +14,9 @@ changed: the limits or scales of any axes (found automatically), or the subclass
 (lossless and fast to encode).
 
 While nbgrader validates or autogrades (``NBGRADER_EXECUTION`` is set) the factories
-return ``None`` and draw nothing.
+return ``None`` and draw nothing. matplotlib and ipywidgets are imported when the first
+explorer is built, not when a module of ``helpers.widgets`` is imported: the imports cell
+of a notebook stays fast when nbgrader runs it without the teaching cells.
 """
 
 from __future__ import annotations
@@ -24,14 +26,17 @@ import os
 import struct
 import zlib
 from collections.abc import Hashable, Iterable, Mapping
+from typing import TYPE_CHECKING
 
-import ipywidgets as widgets
 import numpy as np
-from matplotlib.artist import Artist
-from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.text import Text
+
+if TYPE_CHECKING:
+    import ipywidgets as widgets
+    from matplotlib.artist import Artist
+    from matplotlib.axes import Axes
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.text import Text
 
 __all__ = [
     "Explorer",
@@ -75,6 +80,10 @@ class Explorer:
         figsize: tuple[float, float] = (9, 4),
         title: str = "",
     ):
+        import ipywidgets as widgets
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
         self.controls = dict(controls)
         self.fig = Figure(figsize=figsize, dpi=self.dpi)
         FigureCanvasAgg(self.fig)
@@ -180,6 +189,8 @@ class Explorer:
 
     def widget(self) -> widgets.Widget:
         """Title, controls, picture and message in one box."""
+        import ipywidgets as widgets
+
         rows = [widgets.HTML(f"<b>{self.title}</b>")] if self.title else []
         controls = widgets.HBox(list(self.controls.values()))
         return widgets.VBox([*rows, controls, self.image, self.message])
@@ -216,6 +227,8 @@ def _chunk(kind: bytes, data: bytes) -> bytes:
 
 def int_slider(description: str, value: int, lo: int, hi: int, step: int = 1) -> widgets.IntSlider:
     """An integer slider that updates when released."""
+    import ipywidgets as widgets
+
     return widgets.IntSlider(
         value=value,
         min=lo,
@@ -228,6 +241,8 @@ def int_slider(description: str, value: int, lo: int, hi: int, step: int = 1) ->
 
 def log_slider(description: str, value: float, lo: float, hi: float) -> widgets.FloatLogSlider:
     """A slider for ``base``: 10**lo .. 10**hi on a log scale."""
+    import ipywidgets as widgets
+
     return widgets.FloatLogSlider(
         value=value,
         base=10,

@@ -10,10 +10,9 @@ Sliders: ``d``, ``base``, ``pos`` and ``max_offset`` (offsets 0 .. max_offset).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
 
 from helpers.widgets.base import (
     Explorer,
@@ -23,6 +22,9 @@ from helpers.widgets.base import (
     nice_ceil,
     subtitle,
 )
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["DecayExplorer", "bench_explorers", "decay_explorer"]
 
@@ -62,6 +64,8 @@ class DecayExplorer(Explorer):
 
     def draw(self, fig: Figure) -> None:
         # Fixed axes and few tick labels: text is most of the drawing time of an update.
+        from matplotlib.ticker import MaxNLocator
+
         fig.set_layout_engine(None)
         self.ax_dot = fig.add_axes((0.065, 0.13, 0.52, 0.71))
         self.ax_bound = fig.add_axes((0.67, 0.13, 0.31, 0.71))

@@ -13,12 +13,14 @@ The distance matrix is built from the learner's ``pe_norms`` (``||a - b||^2 = ||
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
 
 from helpers.widgets.base import Explorer, int_slider, interactive, log_slider, nice_ceil, subtitle
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["NormExplorer", "bench_explorers", "norm_explorer", "pairwise_distances"]
 
@@ -74,6 +76,8 @@ class NormExplorer(Explorer):
 
     def draw(self, fig: Figure) -> None:
         # Fixed axes and few tick labels: text is most of the drawing time of an update.
+        from matplotlib.ticker import MaxNLocator
+
         fig.set_layout_engine(None)
         self.ax_norm = fig.add_axes((0.075, 0.13, 0.47, 0.71))
         self.ax_dist = fig.add_axes((0.62, 0.13, 0.36, 0.71))

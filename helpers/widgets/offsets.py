@@ -18,10 +18,9 @@ the start when ``d`` is longer); ``alibi_score(q, k, m, n, slope)`` is the noteb
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import ipywidgets as widgets
 import numpy as np
-from matplotlib.figure import Figure
 
 from helpers.widgets.base import (
     Explorer,
@@ -31,6 +30,9 @@ from helpers.widgets.base import (
     nice_ceil,
     resized,
 )
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = [
     "OffsetsExplorer",
@@ -85,6 +87,8 @@ class OffsetsExplorer(Explorer):
         starts: str = "3, 10, 100, 4000",
         slope: float = 0.5,
     ):
+        import ipywidgets as widgets
+
         self.offset_scan = offset_scan
         self.spread = spread
         self.alibi_score = alibi_score

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib.colors import PowerNorm
-from matplotlib.figure import Figure
 
 from helpers import validate
 from helpers.widgets.base import Explorer, int_slider, interactive, log_slider
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 MAX_TOKENS = 512
 MAX_D = 512
@@ -153,6 +155,8 @@ class OrderExplorer(Explorer):
 
     # -- drawing --------------------------------------------------------------------
     def draw(self, fig: Figure) -> None:
+        from matplotlib.colors import PowerNorm
+
         fig.set_layout_engine("none")
         self.axes = fig.subplots(
             1, 3, gridspec_kw={"left": 0.06, "right": 0.9, "bottom": 0.2, "top": 0.8, "wspace": 0.3}

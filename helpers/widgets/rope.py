@@ -14,11 +14,14 @@ The query and key are the learner's ``demo_vectors()``, cut to the first ``d`` e
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib.figure import Figure
 
 from helpers.widgets.base import Explorer, int_slider, interactive, log_slider, resized
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 MAX_LEN = 512  # the shift s runs over 0 .. MAX_LEN - 1
 _TURNS_FLOOR = 1e-8  # zero turns (m == n) are drawn at this height on the log axis

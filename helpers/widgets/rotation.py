@@ -11,12 +11,14 @@ The headline number is the learner's own ``shift_error`` over the same 512 posit
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib.collections import LineCollection
-from matplotlib.figure import Figure
 
 from helpers.widgets.base import Explorer, int_slider, interactive, log_slider
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 MAX_LEN = 512  # positions 0 .. MAX_LEN - 1 are measured in the right panel
 N_CLOCKS = 8  # clock faces drawn: pairs spread evenly from the fastest to the slowest
@@ -101,6 +103,8 @@ class ShiftExplorer(Explorer):
         super().__init__(controls, figsize=(10, 4.4), title="A k-step shift is a rotation")
 
     def draw(self, fig: Figure) -> None:
+        from matplotlib.collections import LineCollection
+
         fig.set_layout_engine("none")  # fixed axes: a layout pass per frame costs ~100 ms
         ax = fig.add_axes((0.0, 0.0, 0.56, 0.84))
         err_ax = fig.add_axes((0.66, 0.13, 0.32, 0.66))

@@ -11,13 +11,15 @@ labelled with its wavelength from the learner's ``wavelengths``.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
 
 from helpers import validate
 from helpers.widgets.base import Explorer, int_slider, interactive, log_slider
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 MAX_LEN = 512
 MAX_D = 512
@@ -68,6 +70,8 @@ class SincosExplorer(Explorer):
         )
 
     def draw(self, fig: Figure) -> None:
+        from matplotlib.ticker import MaxNLocator
+
         fig.set_layout_engine("none")
         self.ax_map = fig.add_axes((0.06, 0.13, 0.27, 0.75))
         cax = fig.add_axes((0.34, 0.13, 0.012, 0.75))
