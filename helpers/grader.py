@@ -783,7 +783,8 @@ def _read_notebook(path_or_nb) -> tuple[Any, str]:
     raise NotebookError(f"path_or_nb must be a notebook path or node, got {type(path_or_nb)!r}")
 
 
-def _nbgrader_meta(cell) -> Mapping:
+def nbgrader_meta(cell) -> Mapping:
+    """The cell's nbgrader metadata (empty when it has none or it is not a mapping)."""
     meta = cell.get("metadata", {}).get("nbgrader", {})
     return meta if isinstance(meta, Mapping) else {}
 
@@ -792,7 +793,7 @@ def _answer_cells(nb) -> list:
     return [
         c
         for c in nb.get("cells", [])
-        if c.get("cell_type") == "code" and _nbgrader_meta(c).get("solution")
+        if c.get("cell_type") == "code" and nbgrader_meta(c).get("solution")
     ]
 
 
@@ -825,7 +826,7 @@ def answer_source(nb) -> tuple[str, list[tuple[int, str]]]:
     starts: list[tuple[int, str]] = []
     line = len(parts) + 1
     for cell in _answer_cells(nb):
-        grade_id = str(_nbgrader_meta(cell).get("grade_id", "?"))
+        grade_id = str(nbgrader_meta(cell).get("grade_id", "?"))
         src = cell.get("source", "")
         src = "".join(src) if isinstance(src, list) else str(src)
         body = _strip_magics(src)
@@ -860,14 +861,14 @@ def _grade_cells(nb) -> list:
     return [
         c
         for c in nb.get("cells", [])
-        if _nbgrader_meta(c).get("grade") and c.get("cell_type") == "code"
+        if nbgrader_meta(c).get("grade") and c.get("cell_type") == "code"
     ]
 
 
 def _functions_of(nb, label: str, checks) -> list[str]:
     names: list[str] = []
     for cell in _grade_cells(nb):
-        fn = function_for_grade_id(str(_nbgrader_meta(cell).get("grade_id", "")), checks.CHECKS)
+        fn = function_for_grade_id(str(nbgrader_meta(cell).get("grade_id", "")), checks.CHECKS)
         if fn is not None and fn not in names:
             names.append(fn)
     stem = Path(label).stem

@@ -24,6 +24,8 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import ClearHiddenTests, Execute, NbGraderPreprocessor
 from traitlets import Bool, Enum
 
+from helpers.grader import nbgrader_meta
+
 __all__ = ["NOT_RUN_NOTE", "HideHiddenTests", "IsolatedGrades", "SafeExecute", "is_teaching_cell"]
 
 
@@ -46,9 +48,7 @@ def _stream(text: str) -> NotebookNode:
 
 def is_teaching_cell(cell: NotebookNode) -> bool:
     """A code cell that is neither read-only, nor an answer, nor a test."""
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    if not isinstance(meta, dict):
-        meta = {}
+    meta = nbgrader_meta(cell)
     role = meta.get("locked") or meta.get("solution") or meta.get("grade")
     return cell.get("cell_type") == "code" and not role
 
@@ -140,7 +140,7 @@ class IsolatedGrades(NbGraderPreprocessor):
             return nb, resources
         targets: dict[int, str] = {}
         for index, cell in enumerate(nb.cells):
-            meta = cell.get("metadata", {}).get("nbgrader", {})
+            meta = nbgrader_meta(cell)
             if cell.cell_type != "code" or not meta.get("grade"):
                 continue
             name = grader.function_for_grade_id(str(meta.get("grade_id", "")), checks.CHECKS)
