@@ -22,7 +22,7 @@ EXCHANGE_FLAG = $(if $(EXCHANGE),--exchange $(EXCHANGE),)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade --quiet pip
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -52,7 +52,7 @@ lint: setup
 	$(BIN)/ruff format --check helpers tests bench
 
 bench: setup
-	for f in bench/*.py; do $(BIN)/python $$f || exit 1; done
+	for m in widget_update grading_overhead class_autograde; do $(BIN)/python -m bench.$$m || exit 1; done
 
 release: setup
 	$(BIN)/python -m helpers release $(IDS_ARG) $(EXCHANGE_FLAG)

@@ -2,8 +2,8 @@
 
 Grading runs outside the learner's kernel: `SafeExecute` runs the notebook (a dead or
 hanging kernel loses nothing else), then `IsolatedGrades` replaces the output of every
-grade cell with the verdict of `helpers.grader`, which imports the learner's answer
-cells in a separate, limited process and compares with `helpers.reference`.
+grade cell with the verdict of `helpers.teacher.isolated`, which imports the learner's
+answer cells in a separate, limited process and compares with `helpers.reference`.
 """
 
 import os
@@ -30,19 +30,19 @@ c.OverwriteCells.add_missing_cells = True
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 
-# The learner's kernel runs in the bubblewrap sandbox (helpers.sandbox): it sees its own
-# autograded folder, the installed packages and a private /tmp, nothing else of the course.
-# SandboxedSafeExecute is helpers.nbgrader_plugin.SafeExecute with that kernel manager
+# The learner's kernel runs in the bubblewrap sandbox (helpers.teacher.sandbox): it sees its
+# own autograded folder, the installed packages and a private /tmp, nothing else of the course.
+# SandboxedSafeExecute is the course's SafeExecute with a sandboxed kernel manager
 # (nbgrader's Execute passes kernel_manager_class as a keyword, so config cannot set it).
 # Without bubblewrap grading warns loudly; PE_COURSE_SANDBOX=require makes it refuse.
 # The kernel runs the read-only, answer and test cells; teaching cells count for nothing
 # and are not run (c.SafeExecute.run_teaching_cells = True runs them too).
 c.Autograde.autograde_preprocessors = [
-    "helpers.sandbox.SandboxedSafeExecute",
+    "helpers.teacher.nbgrader_plugin.SandboxedSafeExecute",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
-    "helpers.nbgrader_plugin.IsolatedGrades",
+    "helpers.teacher.nbgrader_plugin.IsolatedGrades",
     "nbgrader.preprocessors.SaveAutoGrades",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
@@ -51,7 +51,7 @@ c.Autograde.autograde_preprocessors = [
 # Feedback shows the grader's messages, never the hidden tests' source (nbgrader #917).
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
-    "helpers.nbgrader_plugin.HideHiddenTests",
+    "helpers.teacher.nbgrader_plugin.HideHiddenTests",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
 

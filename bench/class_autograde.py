@@ -4,14 +4,14 @@ Submissions are generated from the course itself: each learner's notebooks are t
 notebooks filled with the source solutions, then broken on purpose in a fixed pattern
 (learner i: all correct when i % 4 == 0; one function left as a stub when 1; one function
 returning wrong values when 2; half of the functions stubs when 3). The whole class is
-autograded with ``helpers.classroom.autograde`` (``--jobs`` learners at once, default: the
+autograded with ``helpers.teacher.classroom.autograde`` (``--jobs`` learners at once, default: the
 number of cores), through real nbgrader and the sandboxed kernel.
 
 Serial grading of the full class would take as long again as the benchmark itself, so the
 serial time is measured on a sample (``--serial-sample`` learners, one job) and extrapolated
 per notebook; the output says so. The sample's grades must equal the parallel run's.
 
-    .venv/bin/python bench/class_autograde.py [--learners 100] [--jobs 2] [--serial-sample 4]
+    .venv/bin/python -m bench.class_autograde [--learners 100] [--jobs 2] [--serial-sample 4]
 
 Target: the class of 100 learners x 8 notebooks in at most 10 minutes.
 Results also go to artifacts/class_autograde.json.
@@ -30,7 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from helpers import classroom
+from helpers.teacher import classroom
+from tests import rehearsal
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_S = 600.0
@@ -54,8 +55,8 @@ def build_class(course: Path, learners: list[str], ids: list[str], seed: int) ->
     for i, student in enumerate(learners):
         for assignment in ids:
             source = course / "source" / assignment / f"{assignment}.ipynb"
-            broken, how = plan(i, classroom.answer_ids(source), rng)
-            classroom.make_submission(
+            broken, how = plan(i, rehearsal.answer_ids(source), rng)
+            rehearsal.make_submission(
                 course / "notebooks" / assignment / f"{assignment}.ipynb",
                 source,
                 course / "submitted" / student / assignment / f"{assignment}.ipynb",

@@ -16,7 +16,7 @@ back (the order rotates); the median batch time divided by the number of submiss
 the cost per submission, and the median of the rounds' course/plain ratios is the
 overhead (pairs of one round ran under the same machine load). Target: at most 1.3x.
 
-    python bench/grading_overhead.py [--learners 4] [--rounds 3] [--strict]
+    .venv/bin/python -m bench.grading_overhead [--learners 4] [--rounds 3] [--strict]
 
 ``--strict`` exits with status 1 when the target is missed.
 """
@@ -24,7 +24,6 @@ overhead (pairs of one round ran under the same machine load). Target: at most 1
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import statistics
 import sys
 import tempfile
@@ -33,15 +32,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET = 1.3
-
-
-def _fixture():
-    spec = importlib.util.spec_from_file_location(
-        "grading_course", REPO / "tests" / "fixtures" / "grading_course.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _learners(gc, count: int) -> list[tuple[str, dict[str, str]]]:
@@ -82,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.learners < 1 or args.rounds < 1:
         parser.error(f"--learners and --rounds must be >= 1, got {args.learners}, {args.rounds}")
 
-    gc = _fixture()
+    from tests.fixtures import grading_course as gc
+
     learners = _learners(gc, args.learners)
     with tempfile.TemporaryDirectory(prefix="pe-bench-") as tmp:
         roots = {}
@@ -129,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _isolated_check_seconds(gc, root: Path, learners) -> float:
     """Median seconds of check_notebook (the isolated grade alone) per submission."""
-    from helpers.grader import check_notebook
+    from helpers.teacher.isolated import check_notebook
 
     samples = []
     for student, _ in learners:

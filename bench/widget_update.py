@@ -9,7 +9,7 @@ also redraws the cached layer of slow artists (``layer``: a heatmap that follows
 say) and a move that changes the axes (``full``: the whole figure is drawn again). The
 kind is measured, not assumed, from the explorer's ``static_key()`` and ``slow_key()``.
 
-    .venv/bin/python bench/widget_update.py [--repeat 20]
+    .venv/bin/python -m bench.widget_update [--repeat 20]
 
 Target: at most 50 ms per blitted update (the exit status is 1 when one is over); layer
 and full redraws are printed as measured. BLAS runs on one thread (as in a learner's kernel on a

@@ -1,19 +1,16 @@
-"""Shared code of the positional-encodings course: reference, grader, widgets, plots, CLI.
+"""Shared code of the positional-encodings course: explorers, figures, grader, command line.
 
 Importing this package has no side effects. Modules, one job each:
 
-- ``helpers.reference``: the reference maths of every graded function (teacher build only)
-- ``helpers.checks``: what each graded function is checked on; ``helpers.mistakes``: the
-  known mistakes, as wrong implementations the checks recognise by name
-- ``helpers.grader``: the grading engine (isolated import, verdicts, self-check)
-- ``helpers.nbgrader_plugin``: the nbgrader preprocessors that call the grader
-- ``helpers.sandbox``: the bubblewrap sandbox of the grading kernel and worker
-- ``helpers.classroom``: the teacher's commands (release, collect, autograde, feedback, grades)
-- ``helpers.learner_build``: the wheel for learners, without the teacher's modules
-- ``helpers.widgets``: the interactive explorers of each notebook
-- ``helpers.plots``: static figures
 - ``helpers.validate``: argument checks with clear errors
+- ``helpers.plots``: static figures; ``helpers.widgets``: one explorer per notebook
+- ``helpers.grader``: ``grade`` and ``self_check``, as the notebooks call them
+- ``helpers.reference``: the reference maths of every graded function, by spec name
+  (``from helpers.reference import apply_rope``; the teacher's installation only)
 - ``helpers.cli``: ``python -m helpers ...``
+- ``helpers.teacher``: everything only the teacher needs (the reference, the checks, the
+  isolated grader, the nbgrader plugin, the classroom commands). The learner build is
+  this package without that folder; ``has_teacher()`` says whether it is here.
 """
 
 from __future__ import annotations
@@ -30,6 +27,16 @@ ASSIGNMENTS = (
     "07_alibi",
     "08_offsets",
 )
+
+
+def has_teacher() -> bool:
+    """True in the teacher's installation (``helpers.teacher`` is here), False in the learner build."""
+    from importlib.util import find_spec
+
+    try:
+        return find_spec("helpers.teacher") is not None
+    except ValueError:  # sys.modules["helpers.teacher"] is None: its import is blocked
+        return False
 
 
 def versions() -> dict[str, str]:

@@ -1,9 +1,10 @@
 """Command line of the course: ``python -m helpers <command>``.
 
-Commands: ``doctor`` (environment check), ``generate`` (learner notebooks from source),
-``check`` (grade one saved notebook like autograde would), ``system-deps`` (Debian
-packages for the browser and sandbox tests), and the teacher's ``release``, ``collect``,
-``autograde``, ``feedback``, ``grades`` and ``learner-build`` (``helpers.classroom``).
+Commands: ``doctor`` (environment check), ``system-deps`` (Debian packages for the browser
+and sandbox tests), and, in the teacher's installation, ``generate`` (learner notebooks
+from source), ``check`` (grade one saved notebook like autograde would) and the classroom's
+``release``, ``collect``, ``autograde``, ``feedback``, ``grades`` and ``learner-build``
+(``helpers.teacher.classroom``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import helpers
 from helpers import ASSIGNMENTS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,7 +97,8 @@ def generate(ids: list[str], root: Path = ROOT) -> int:
     """Regenerate ``notebooks/<id>`` from ``source/<id>`` with nbgrader generate_assignment.
 
     A throw-away gradebook keeps the course's own gradebook untouched, so the output
-    depends on the source alone.
+    depends on the source alone. The table of where each graded function is taught
+    (``helpers/teacher/exercises.json``) is written anew from ``source/`` as well.
     """
     if not ids and not (root / "source").is_dir():
         print(f"no source/ folder in {root}", file=sys.stderr)
@@ -125,6 +128,10 @@ def generate(ids: list[str], root: Path = ROOT) -> int:
                 print(f"nbgrader generate_assignment {assignment} failed", file=sys.stderr)
                 return proc.returncode
             print(f"generated notebooks/{assignment}/{assignment}.ipynb")
+    if root == ROOT:
+        from helpers.teacher import exercises
+
+        print(f"wrote {exercises.write(root).relative_to(root)}")
     return 0
 
 
@@ -167,34 +174,30 @@ def main(argv: list[str] | None = None) -> int:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("doctor", help="check the environment")
-    gen = sub.add_parser("generate", help="regenerate learner notebooks from source/")
-    gen.add_argument(
-        "ids", nargs="*", help=f"assignment ids (default: all of {', '.join(ASSIGNMENTS)})"
-    )
-    chk = sub.add_parser("check", help="grade a saved notebook as autograde would")
-    chk.add_argument("notebook", type=Path)
-    chk.add_argument("--seed", type=int, default=None, help="replay the random cases of a seed")
     sub.add_parser("system-deps", help="install chromium and bubblewrap (Debian, root)")
-    try:
-        from helpers import classroom
-    except ImportError:  # the learner build ships no teacher commands
-        classroom = None
-    if classroom is not None:
+    if helpers.has_teacher():
+        gen = sub.add_parser("generate", help="regenerate learner notebooks from source/")
+        gen.add_argument(
+            "ids", nargs="*", help=f"assignment ids (default: all of {', '.join(ASSIGNMENTS)})"
+        )
+        chk = sub.add_parser("check", help="grade a saved notebook as autograde would")
+        chk.add_argument("notebook", type=Path)
+        chk.add_argument("--seed", type=int, default=None, help="replay the random cases of a seed")
+        from helpers.teacher import classroom
+
         classroom.add_commands(sub)
     args = parser.parse_args(argv)
 
-    if classroom is not None and args.command in classroom.COMMANDS:
-        return classroom.run_command(args)
-
     if args.command == "doctor":
         return doctor()
+    if args.command == "system-deps":
+        return system_deps()
     if args.command == "generate":
         return generate(args.ids)
     if args.command == "check":
-        from helpers.grader import check_command
+        from helpers.teacher.isolated import check_command
 
         return check_command(args.notebook, seed=args.seed)
-    if args.command == "system-deps":
-        return system_deps()
-    parser.error(f"unknown command {args.command}")
-    return 2
+    from helpers.teacher import classroom
+
+    return classroom.run_command(args)

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import nbformat
 
-from helpers import classroom
+from helpers.teacher import classroom
+from tests import rehearsal
+from tests.cells import cell as nbcell
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -33,7 +35,7 @@ c.Execute.timeout = 60
 c.OverwriteCells.add_missing_cells = True
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}
 c.Autograde.autograde_preprocessors = [
-    "helpers.sandbox.SandboxedExecute",
+    "helpers.teacher.nbgrader_plugin.SandboxedExecute",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
@@ -50,25 +52,12 @@ if os.environ.get("PE_COURSE_EXCHANGE"):
 """
 
 
-def _cell(kind: str, source: str, **nbgrader) -> nbformat.NotebookNode:
-    cell = (
-        nbformat.v4.new_code_cell(source)
-        if kind == "code"
-        else nbformat.v4.new_markdown_cell(source)
-    )
-    if nbgrader:
-        meta = {"schema_version": 3, "locked": False, "solution": False, "grade": False}
-        meta.update(nbgrader)
-        cell.metadata["nbgrader"] = meta
-    return cell
-
-
 def fixture_notebook() -> nbformat.NotebookNode:
     """``ex1``: ``double`` (2 points) and ``half`` (3 points), with hidden tests."""
     cells = [
-        _cell("markdown", "# ex1: two functions (5 points)"),
-        _cell("code", "import numpy as np", grade_id="imports", locked=True),
-        _cell(
+        nbcell("markdown", "# ex1: two functions (5 points)"),
+        nbcell("code", "import numpy as np", grade_id="imports", locked=True),
+        nbcell(
             "code",
             'def double(x):\n    """2 x."""\n    ### BEGIN SOLUTION\n'
             f"    # {SOLUTION_MARK}\n    return 2 * np.asarray(x, dtype=float)\n"
@@ -76,7 +65,7 @@ def fixture_notebook() -> nbformat.NotebookNode:
             grade_id="answer_double",
             solution=True,
         ),
-        _cell(
+        nbcell(
             "code",
             '"""double: doubles."""\nassert double(1) == 2\n### BEGIN HIDDEN TESTS\n'
             f"assert double(3) == 6, '{HIDDEN_MARK}'\n### END HIDDEN TESTS",
@@ -85,14 +74,14 @@ def fixture_notebook() -> nbformat.NotebookNode:
             locked=True,
             points=2,
         ),
-        _cell(
+        nbcell(
             "code",
             'def half(x):\n    """x / 2."""\n    ### BEGIN SOLUTION\n'
             "    return np.asarray(x, dtype=float) / 2\n    ### END SOLUTION",
             grade_id="answer_half",
             solution=True,
         ),
-        _cell(
+        nbcell(
             "code",
             '"""half: halves."""\nassert half(2) == 1\n### BEGIN HIDDEN TESTS\n'
             f"assert half(5) == 2.5, '{HIDDEN_MARK}'\n### END HIDDEN TESTS",
@@ -155,7 +144,7 @@ def submit_dir(course: Path, student: str, assignment: str) -> Path:
 def fill(course: Path, student: str, assignment: str, broken=(), how: str = "stub") -> Path:
     """Submit the release notebook filled with the solutions (``broken`` answer ids wrong)."""
     out = submit_dir(course, student, assignment) / f"{assignment}.ipynb"
-    classroom.make_submission(
+    rehearsal.make_submission(
         course / "notebooks" / assignment / f"{assignment}.ipynb",
         course / "source" / assignment / f"{assignment}.ipynb",
         out,

@@ -18,11 +18,12 @@ import time
 import urllib.request
 from pathlib import Path
 
-import classroom_kit as kit
 import numpy as np
 import pytest
 
-from helpers import classroom
+from helpers.teacher import classroom
+from tests import classroom_kit as kit
+from tests import rehearsal
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -65,7 +66,7 @@ def lab(tmp_path):
     root = tmp_path / "course"
     classroom.copy_course(kit.REPO, root, [ASSIGNMENT])
     notebook = root / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-    classroom.make_submission(
+    rehearsal.make_submission(
         notebook, root / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", notebook
     )
     port, token = _free_port(), secrets.token_hex(16)

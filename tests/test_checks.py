@@ -14,8 +14,9 @@ import time
 import numpy as np
 import pytest
 
-from helpers import checks as C
 from helpers import reference as ref
+from helpers.teacher import checks as C
+from helpers.teacher.checks import offsets
 
 SEEDS = (0, 1, 2, 3)
 
@@ -568,24 +569,24 @@ def test_check_report_files_on_the_reference_files(tmp_path):
     json_path, md_path = tmp_path / "rope_report.json", tmp_path / "rope_report.md"
     ref.write_report(json_path, md_path)
     json_text, md_text = json_path.read_text(), md_path.read_text()
-    ok, detail = C.check_report_files(json_text, md_text)
+    ok, detail = offsets.check_report_files(json_text, md_text)
     assert ok, detail
 
     data = json.loads(json_text)
     data["add_spread"] = 1.0
-    ok, detail = C.check_report_files(json.dumps(data), md_text)
+    ok, detail = offsets.check_report_files(json.dumps(data), md_text)
     assert not ok and "add_spread" in detail
 
     lines = [line for line in md_text.splitlines() if "turns_first" not in line]
-    ok, detail = C.check_report_files(json_text, "\n".join(lines))
+    ok, detail = offsets.check_report_files(json_text, "\n".join(lines))
     assert not ok and "turns_first" in detail
 
     no_table = "\n".join(line for line in md_text.splitlines() if "---" not in line)
-    assert not C.check_report_files(json_text, no_table)[0]
+    assert not offsets.check_report_files(json_text, no_table)[0]
 
-    ok, detail = C.check_report_files("{not json", md_text)
+    ok, detail = offsets.check_report_files("{not json", md_text)
     assert not ok and "JSON" in detail
-    ok, detail = C.check_report_files("[1, 2]", md_text)
+    ok, detail = offsets.check_report_files("[1, 2]", md_text)
     assert not ok
 
 
@@ -594,7 +595,7 @@ def test_check_report_files_accepts_another_table_style():
     md = "## Report\n\n|key|value|\n|:--|--:|\n" + "\n".join(
         f"| `{k}` | {v} |" for k, v in report.items()
     )
-    ok, detail = C.check_report_files(json.dumps(report), md)
+    ok, detail = offsets.check_report_files(json.dumps(report), md)
     assert ok, detail
 
 
@@ -616,7 +617,7 @@ def test_expected_never_changes_the_case():
 def test_expected_of_constants_and_files():
     assert C.expected(C.CHECKS["DIM"], C.Case((), {}, "")) == 64
     assert C.expected(C.CHECKS["THETA_BASE"], C.Case((), {}, "")) == 10000.0
-    assert set(C.expected(C.CHECKS["write_report"], C.Case((), {}, ""))) == set(C.REPORT_KEYS)
+    assert set(C.expected(C.CHECKS["write_report"], C.Case((), {}, ""))) == set(offsets.REPORT_KEYS)
 
 
 def test_every_section_names_a_heading_of_its_notebook():

@@ -13,11 +13,12 @@ import re
 import sys
 from pathlib import Path
 
-import classroom_kit as kit
 import nbformat
 import pytest
 
-from helpers import classroom
+from helpers.teacher import classroom
+from tests import classroom_kit as kit
+from tests import rehearsal
 
 pytestmark = pytest.mark.slow
 
@@ -65,12 +66,12 @@ def _cycle(tmp_path: Path, course: Path, assignment: str, broken_partly: list[st
     cid = classroom.course_id(course)
     _cli("release", assignment, "--course", str(course), "--exchange", str(exchange), cwd=tmp_path)
     source = course / "source" / assignment / f"{assignment}.ipynb"
-    answers = classroom.answer_ids(source)
+    answers = rehearsal.answer_ids(source)
     plans = {"alice": [], "bob": broken_partly, "carol": answers}
     for student, broken in plans.items():
 
         def fill(path: Path, broken=broken) -> None:
-            classroom.make_submission(path, source, path, broken=broken, how="stub")
+            rehearsal.make_submission(path, source, path, broken=broken, how="stub")
 
         _fetch_submit(tmp_path / student, assignment, cid, exchange, student, fill)
     _cli("collect", assignment, "--course", str(course), "--exchange", str(exchange), cwd=course)
@@ -135,7 +136,7 @@ def test_full_cycle_real_notebook(tmp_path):
     """The course's first notebook through the whole cycle: scores, messages, nothing hidden."""
     course = kit.course_with(tmp_path, [REAL_ID])
     source = course / "source" / REAL_ID / f"{REAL_ID}.ipynb"
-    last = classroom.answer_ids(source)[-1]  # no other function depends on the last one
+    last = rehearsal.answer_ids(source)[-1]  # no other function depends on the last one
     feedback, source = _cycle(tmp_path, course, REAL_ID, [last])
     hidden = kit.hidden_test_lines(source)
     assert hidden, "the source notebook has hidden tests"

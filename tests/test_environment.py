@@ -90,8 +90,24 @@ def env() -> dict:
 
 @pytest.fixture(scope="module")
 def pip_specs(pyproject) -> dict[str, str]:
-    reqs = [Requirement(r) for r in pyproject["project"]["dependencies"]]
+    """The runtime dependencies and the ``dev`` extra (environment.yml has both)."""
+    project = pyproject["project"]
+    reqs = [
+        Requirement(r) for r in project["dependencies"] + project["optional-dependencies"]["dev"]
+    ]
     return {normalise(r.name): str(r.specifier) for r in reqs}
+
+
+def test_course_packages_are_runtime_and_test_tools_are_dev(pyproject):
+    """The six packages of the course are installed with it; test-only tools come with [dev]."""
+    runtime = {normalise(Requirement(r).name) for r in pyproject["project"]["dependencies"]}
+    dev = {
+        normalise(Requirement(r).name) for r in pyproject["project"]["optional-dependencies"]["dev"]
+    }
+    course = {"jupyterlab", "numpy", "matplotlib", "ipywidgets", "nbgrader", "pytest"}
+    assert course <= runtime, f"missing runtime dependencies: {sorted(course - runtime)}"
+    assert {"hypothesis", "playwright", "ruff"} <= dev
+    assert not dev & runtime, f"test tools among the runtime dependencies: {sorted(dev & runtime)}"
 
 
 def test_parser_reads_a_known_file():

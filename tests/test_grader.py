@@ -8,7 +8,6 @@ independently of helpers.mistakes). Expected numbers come from the spec's seeds
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import os
@@ -23,20 +22,17 @@ import numpy as np
 import pytest
 
 from helpers import grader
-from helpers.checks import CHECKS
+from helpers.teacher import codec, isolated, kernel, notebook
+from helpers.teacher.checks import CHECKS
+from tests.fixtures import grading_course as gc
 
 REPO = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location(
-    "grading_course", REPO / "tests" / "fixtures" / "grading_course.py"
-)
-gc = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(gc)
 
 
 def _answers_namespace(answers: dict[str, str]) -> dict:
     """The namespace a kernel would have after running the answer cells of these bodies."""
     nb = gc.edit(gc.source_notebook(), answers=answers)
-    source, _ = grader.answer_source(nb)
+    source, _ = notebook.answer_source(nb)
     ns: dict = {}
     exec(compile(source, "<answers>", "exec"), ns)  # noqa: S102  (our own fixture answers)
     return ns
@@ -64,7 +60,7 @@ def test_grade_finds_the_function_in_the_callers_globals(capsys, monkeypatch):
 def test_grade_on_a_stub_says_not_written_yet(monkeypatch):
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
     ns = _answers_namespace({"turns": "raise NotImplementedError()"})
-    with pytest.raises(grader.WrongAnswer) as info:
+    with pytest.raises(kernel.WrongAnswer) as info:
         grader.grade("turns", namespace=ns)
     assert str(info.value).splitlines()[0] == (
         "turns is not written yet (it raises NotImplementedError)."
@@ -78,7 +74,7 @@ def test_grade_on_a_stub_says_not_written_yet(monkeypatch):
 def test_grade_names_each_catalogued_mistake(monkeypatch, function, mistake, body):
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
     ns = _answers_namespace({**gc.SOLUTIONS, function: body})
-    with pytest.raises(grader.WrongAnswer) as info:
+    with pytest.raises(kernel.WrongAnswer) as info:
         grader.grade(function, seed=7, namespace=ns)
     message = str(info.value)
     assert mistake in message
@@ -86,7 +82,9 @@ def test_grade_names_each_catalogued_mistake(monkeypatch, function, mistake, bod
     # The traceback IPython shows is the message alone, nothing of the grading code.
     rendered = info.value._render_traceback_()
     assert rendered[0].startswith("WrongAnswer: ")
-    assert not any("grader.py" in line or "Traceback" in line for line in rendered)
+    assert not any(
+        "grader.py" in line or "kernel.py" in line or "Traceback" in line for line in rendered
+    )
 
 
 def test_grade_under_autograde_only_prints(capsys, monkeypatch):
@@ -102,7 +100,7 @@ def test_grade_in_the_kernel_times_out_an_endless_loop(monkeypatch):
     monkeypatch.setitem(CHECKS, "turns", type(check)(**{**check.__dict__, "timeout": 0.5}))
     ns = _answers_namespace({"turns": "while True:\n    pass"})
     start = time.monotonic()
-    with pytest.raises(grader.WrongAnswer, match="did not finish within 0.5 s"):
+    with pytest.raises(kernel.WrongAnswer, match="did not finish within 0.5 s"):
         grader.grade("turns", namespace=ns)
     assert time.monotonic() - start < 5
 
@@ -134,7 +132,7 @@ def test_self_check_prints_a_table_and_never_raises(capsys, monkeypatch):
 
 def test_self_check_without_the_teacher_modules_says_so():
     code = (
-        "import sys\nsys.modules['helpers.checks'] = None\n"
+        "import sys\nsys.modules['helpers.teacher'] = None\n"
         "from helpers.grader import grade, self_check\n"
         "print(repr(self_check('06_rope')))\ngrade('apply_rope')\n"
     )
@@ -157,8 +155,9 @@ def test_self_check_without_the_teacher_modules_says_so():
 def test_importing_the_grader_has_no_side_effects():
     code = (
         "import sys, signal\nbefore = signal.getsignal(signal.SIGALRM)\n"
-        "import helpers.grader, helpers.nbgrader_plugin\n"
-        "assert 'helpers.checks' not in sys.modules and 'helpers.reference' not in sys.modules\n"
+        "import helpers.grader\n"
+        "assert not [m for m in sys.modules if m.startswith('helpers.teacher')]\n"
+        "import helpers.teacher.nbgrader_plugin\n"
         "assert signal.getsignal(signal.SIGALRM) == before\nprint('ok')\n"
     )
     proc = subprocess.run(
@@ -174,7 +173,7 @@ def test_check_notebook_passes_the_correct_answers_20_times():
     nb = gc.source_notebook()
     seeds = set()
     for _ in range(20):
-        report = grader.check_notebook(nb)
+        report = isolated.check_notebook(nb)
         assert report.passed, report.table() + "\n" + "\n".join(r.message for r in report.results)
         assert [r.name for r in report.results] == list(gc.FUNCTIONS)
         seeds.add(report.seed)
@@ -185,7 +184,7 @@ def test_check_notebook_stubs_fail_every_function():
     nb = gc.edit(
         gc.source_notebook(), answers={f: "raise NotImplementedError()" for f in gc.FUNCTIONS}
     )
-    report = grader.check_notebook(nb)
+    report = isolated.check_notebook(nb)
     assert not any(r.passed for r in report.results)
     assert all("not written yet" in r.message for r in report.results)
 
@@ -195,7 +194,7 @@ def test_check_notebook_stubs_fail_every_function():
 )
 def test_check_notebook_names_each_mistake_and_fails_only_that_function(function, mistake, body):
     nb = gc.edit(gc.source_notebook(), answers={function: body})
-    report = grader.check_notebook(nb, seed=11)
+    report = isolated.check_notebook(nb, seed=11)
     failed = {r.name for r in report.results if not r.passed}
     assert failed == {function}
     result = report[function]
@@ -208,7 +207,7 @@ def test_check_notebook_names_each_mistake_and_fails_only_that_function(function
 def test_tamper_attempts_gain_nothing(name):
     nb = gc.tamper_notebook(gc.source_notebook(), name)
     _, lost, words = gc.TAMPERS[name]
-    report = grader.check_notebook(nb)
+    report = isolated.check_notebook(nb)
     failed = {r.name for r in report.results if not r.passed}
     expected = set(gc.FUNCTIONS) if lost == "all" else lost
     assert failed == expected, report.table()
@@ -223,11 +222,11 @@ def test_the_kernel_and_the_worker_replay_the_same_cases(monkeypatch):
     right = textwrap.indent(textwrap.dedent(gc.SOLUTIONS["turns"]).strip(), "    ")
     wrong = f"if d == 64 or delta == 0:\n{right}\n{textwrap.dedent(body).strip()}"
     nb = gc.edit(gc.source_notebook(), answers={"turns": wrong})
-    first = grader.check_notebook(nb, seed=424242)["turns"].message
-    again = grader.check_notebook(nb, seed=424242)["turns"].message
+    first = isolated.check_notebook(nb, seed=424242)["turns"].message
+    again = isolated.check_notebook(nb, seed=424242)["turns"].message
     assert first == again
     ns = _answers_namespace({"turns": wrong})
-    with pytest.raises(grader.WrongAnswer) as info:
+    with pytest.raises(kernel.WrongAnswer) as info:
         grader.grade("turns", seed=424242, namespace=ns)
     assert str(info.value).splitlines()[0] == first.splitlines()[0]
     assert "d=64" not in first.splitlines()[0]
@@ -237,7 +236,7 @@ def test_worker_blocks_helpers_even_without_the_sandbox(monkeypatch, capfd):
     monkeypatch.setenv("PE_COURSE_SANDBOX", "off")
     for name in ("import_reference_inside", "read_reference_source"):
         nb = gc.tamper_notebook(gc.source_notebook(), name)
-        report = grader.check_notebook(nb)
+        report = isolated.check_notebook(nb)
         failed = {r.name for r in report.results if not r.passed}
         assert failed == gc.TAMPERS[name][1]
         assert "the course's own code" in report[next(iter(failed))].message
@@ -247,11 +246,11 @@ def test_worker_refuses_a_relative_os_open_through_a_folder_descriptor():
     parent = str(REPO)
     body = (
         f"import os\nfd = os.open({parent!r}, os.O_RDONLY)\n"
-        "os.read(os.open('helpers/reference.py', os.O_RDONLY, dir_fd=fd), 100)\n"
+        "os.read(os.open('helpers/teacher/reference.py', os.O_RDONLY, dir_fd=fd), 100)\n"
         "return delta * base ** (-2.0 * np.arange(d // 2) / d) / (2 * np.pi)"
     )
     nb = gc.edit(gc.source_notebook(), answers={**gc.SOLUTIONS, "turns": body})
-    report = grader.check_notebook(nb)
+    report = isolated.check_notebook(nb)
     assert {r.name for r in report.results if not r.passed} == {"turns"}
     assert "the course's own code" in report["turns"].message
 
@@ -264,25 +263,25 @@ def test_answer_source_comments_out_magics_and_shell_lines():
             "turns": extra + f"{gc.FUNCTIONS['turns'][1]}\n{gc._body(gc.SOLUTIONS['turns'])}\n"
         },
     )
-    source, starts = grader.answer_source(nb)
+    source, starts = notebook.answer_source(nb)
     assert source.startswith("import math\nimport numpy as np\n")
     assert "# %matplotlib inline" in source and "# !echo hello" in source
     assert [gid for _, gid in starts] == [f"answer_{f}" for f in gc.FUNCTIONS]
-    report = grader.check_notebook(nb)
+    report = isolated.check_notebook(nb)
     assert report.passed, report.table()
 
 
 def test_errors_at_import_fail_every_function_and_say_where():
     nb = gc.edit(gc.source_notebook(), sources={"turns": "def turns(d, delta:\n    pass\n"})
-    report = grader.check_notebook(nb)
+    report = isolated.check_notebook(nb)
     assert not any(r.passed for r in report.results)
     assert "SyntaxError in answer cell answer_turns, line 1" in report["softmax"].message
     nb = gc.edit(gc.source_notebook(), sources={"turns": "x = 1\nraise RuntimeError('boom')\n"})
-    report = grader.check_notebook(nb)
+    report = isolated.check_notebook(nb)
     assert not any(r.passed for r in report.results)
     assert "RuntimeError in answer cell answer_turns, line 2: boom" in report["turns"].message
     nb = gc.edit(gc.source_notebook(), sources={"turns": "import os\nos._exit(3)\n"})
-    report = grader.check_notebook(nb)
+    report = isolated.check_notebook(nb)
     assert not any(r.passed for r in report.results)
     assert "exited with code 3" in report["alibi_bias"].message
 
@@ -291,7 +290,7 @@ def test_a_memory_bomb_hits_the_memory_limit_and_loses_only_its_function():
     # 8 GiB at once: more than the worker's address space limit (3 GiB), less than the host.
     nb = gc.edit(gc.source_notebook(), answers={**gc.SOLUTIONS, "turns": "return np.ones(1 << 30)"})
     start = time.monotonic()
-    report = grader.check_notebook(nb)
+    report = isolated.check_notebook(nb)
     assert {r.name for r in report.results if not r.passed} == {"turns"}
     assert "MemoryError" in report["turns"].message
     assert time.monotonic() - start < 8
@@ -299,10 +298,10 @@ def test_a_memory_bomb_hits_the_memory_limit_and_loses_only_its_function():
 
 def test_function_for_grade_id_takes_the_longest_name():
     names = ["dot", "dot_profile", "rope_score", "apply_rope"]
-    assert grader.function_for_grade_id("test_dot_profile_seed", names) == "dot_profile"
-    assert grader.function_for_grade_id("test_dot", names) == "dot"
-    assert grader.function_for_grade_id("test_apply_rope_batch", names) == "apply_rope"
-    assert grader.function_for_grade_id("imports", names) is None
+    assert notebook.function_for_grade_id("test_dot_profile_seed", names) == "dot_profile"
+    assert notebook.function_for_grade_id("test_dot", names) == "dot"
+    assert notebook.function_for_grade_id("test_apply_rope_batch", names) == "apply_rope"
+    assert notebook.function_for_grade_id("imports", names) is None
 
 
 def test_codec_round_trips_plain_data_and_refuses_objects():
@@ -314,14 +313,14 @@ def test_codec_round_trips_plain_data_and_refuses_objects():
         "nan": math.nan,
         2: np.float32(1.5),
     }
-    back = grader._decode(json.loads(json.dumps(grader._encode(value))))
+    back = codec.decode(json.loads(json.dumps(codec.encode(value))))
     assert back["a"][0].shape == (2, 3) and back["a"][0].dtype == np.float64
     assert isinstance(back["a"], tuple) and back["a"][1] == [1, 2.5, None]
     assert type(back["n"]) is np.int64 and back["e"].shape == (0, 4)
     assert math.isnan(back["nan"]) and back[2].dtype == np.float32
     evil = {"__nd__": [1], "dtype": "object", "shape": [1]}
-    assert isinstance(grader._decode(evil), grader._Opaque)
-    assert isinstance(grader._decode({"__obj__": "X", "repr": "<X>"}), grader._Opaque)
+    assert isinstance(codec.decode(evil), codec.Opaque)
+    assert isinstance(codec.decode({"__obj__": "X", "repr": "<X>"}), codec.Opaque)
 
 
 # --------------------------------------------------------------------------- command line
@@ -394,6 +393,7 @@ def test_wrong_answer_in_a_real_kernel_shows_only_the_message():
     tb = "\n".join(errors[0].traceback)
     assert (
         "grader.py" not in tb
+        and "kernel.py" not in tb
         and "Traceback" not in tb
         and "grade(" not in tb.split("replay with")[0]
     )

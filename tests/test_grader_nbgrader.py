@@ -9,19 +9,15 @@ once for the whole batch. Scores are read from nbgrader's gradebook.
 from __future__ import annotations
 
 import html
-import importlib.util
 import re
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from tests.fixtures import grading_course as gc
+
 REPO = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location(
-    "grading_course", REPO / "tests" / "fixtures" / "grading_course.py"
-)
-gc = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(gc)
 
 pytestmark = pytest.mark.slow
 
@@ -166,7 +162,7 @@ def _teaching_cell(root: Path, student: str):
 def test_teaching_cells_are_not_run_while_grading(course):
     """The kernel runs what the grader grades (read-only, answer and test cells); a cell
     without an nbgrader role gets a note instead of running. The grades do not change."""
-    from helpers.nbgrader_plugin import NOT_RUN_NOTE
+    from helpers.teacher.nbgrader_plugin import NOT_RUN_NOTE
 
     _assert_scores(course, "teaching", set())
     cell, marker = _teaching_cell(course, "teaching")

@@ -18,11 +18,13 @@ import textwrap
 import zipfile
 from pathlib import Path
 
-import classroom_kit as kit
 import nbformat
 import pytest
 
-from helpers import ASSIGNMENTS, classroom, learner_build
+from helpers import ASSIGNMENTS
+from helpers.teacher import learner_build
+from tests import classroom_kit as kit
+from tests import rehearsal
 
 IDS = kit.real_ids(list(ASSIGNMENTS))
 TEACHER_SIDE = "grading happens on the teacher's side"
@@ -66,11 +68,14 @@ def learner_python(tmp_path_factory, wheel) -> Path:
 
 
 def test_wheel_leaves_out_the_teacher_modules(wheel):
-    """No reference, checks, mistakes, nbgrader plugin, sandbox or classroom in the wheel."""
+    """No reference, checks, nbgrader plugin, sandbox or classroom in the wheel: no teacher/."""
     names = zipfile.ZipFile(wheel).namelist()
     assert "helpers/grader.py" in names and "helpers/widgets/base.py" in names
-    for module in learner_build.TEACHER_ONLY:
-        assert f"helpers/{module}" not in names, module
+    assert learner_build.TEACHER_ONLY == "teacher"
+    teacher = [n for n in names if n.startswith("helpers/teacher/")]
+    assert not teacher, teacher
+    for module in ("reference.py", "checks/rope.py", "nbgrader_plugin.py", "classroom.py"):
+        assert (kit.REPO / "helpers" / "teacher" / module).exists(), module  # what is left out
     meta = (
         zipfile.ZipFile(wheel)
         .read(next(n for n in names if n.endswith(".dist-info/METADATA")))
@@ -86,10 +91,16 @@ def test_installed_build_has_no_reference(learner_python):
         """
         import importlib.util, json, helpers
         from helpers.grader import self_check
+        try:
+            import helpers.reference
+            said = "imported"
+        except ImportError as exc:
+            said = str(exc)
         print(json.dumps({
             "file": helpers.__file__,
-            "reference": importlib.util.find_spec("helpers.reference") is not None,
-            "checks": importlib.util.find_spec("helpers.checks") is not None,
+            "reference": said,
+            "teacher": importlib.util.find_spec("helpers.teacher") is not None,
+            "has_teacher": helpers.has_teacher(),
         }))
         """
     )
@@ -99,7 +110,8 @@ def test_installed_build_has_no_reference(learner_python):
         .splitlines()[-1]
     )
     assert out["file"].startswith(str(learner_python.parent.parent))
-    assert out["reference"] is False and out["checks"] is False
+    assert "teacher's solutions" in out["reference"]  # says plainly what is missing
+    assert out["teacher"] is False and out["has_teacher"] is False
 
 
 RUNNER = textwrap.dedent(
@@ -124,7 +136,7 @@ def test_notebook_runs_with_learner_build(assignment, learner_python, tmp_path):
     that grading happens on the teacher's side."""
     folder = tmp_path / assignment
     path = folder / f"{assignment}.ipynb"
-    classroom.make_submission(
+    rehearsal.make_submission(
         kit.REPO / "notebooks" / assignment / f"{assignment}.ipynb",
         kit.REPO / "source" / assignment / f"{assignment}.ipynb",
         path,

@@ -24,6 +24,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from helpers import ASSIGNMENTS, cli
+from tests.cells import cell as nbcell
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV_BIN = Path(sys.executable).parent
@@ -279,7 +280,7 @@ def test_source_notebook_executes(nb_id, tmp_path):
 def test_source_notebook_executes_as_graded(nb_id, tmp_path):
     """While grading, the kernel runs only the cells with an nbgrader role (teaching cells
     are skipped): the solutions and every visible and hidden test must pass without them."""
-    from helpers.nbgrader_plugin import is_teaching_cell
+    from helpers.teacher.nbgrader_plugin import is_teaching_cell
 
     source = nb_path(ROOT, "source", nb_id)
     nb = nbformat.read(source, as_version=4)
@@ -333,29 +334,6 @@ TINY = "00_tiny"
 TINY_SOLUTION = "result_of_the_square = x * x"
 
 
-def _nbgrader(
-    cell: nbformat.NotebookNode,
-    grade_id: str,
-    *,
-    solution: bool = False,
-    grade: bool = False,
-    locked: bool = False,
-    points: int | None = None,
-) -> nbformat.NotebookNode:
-    meta = {
-        "grade": grade,
-        "grade_id": grade_id,
-        "locked": locked,
-        "schema_version": 3,
-        "solution": solution,
-        "task": False,
-    }
-    if points is not None:
-        meta["points"] = points
-    cell.metadata["nbgrader"] = meta
-    return cell
-
-
 def tiny_notebook(
     solution_body: str = f"    {TINY_SOLUTION}\n    return result_of_the_square",
 ) -> nbformat.NotebookNode:
@@ -365,34 +343,37 @@ def tiny_notebook(
     nb.metadata = {"kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"}}
     nb.cells = [
         v4.new_markdown_cell("# A tiny notebook\n\nExercise 1: `square` (1 point)"),
-        _nbgrader(
-            v4.new_code_cell("import math\n\n\ndef grade(name):\n    assert square(4) == 16, name"),
-            "imports",
+        nbcell(
+            "code",
+            "import math\n\n\ndef grade(name):\n    assert square(4) == 16, name",
+            grade_id="imports",
             locked=True,
         ),
-        _nbgrader(
-            v4.new_code_cell(
+        nbcell(
+            "code",
+            (
                 'def square(x):\n    """x times x."""\n    ### BEGIN SOLUTION\n'
                 f"{solution_body}\n    ### END SOLUTION"
             ),
-            "answer_square",
+            grade_id="answer_square",
             solution=True,
         ),
-        _nbgrader(
-            v4.new_code_cell(
+        nbcell(
+            "code",
+            (
                 '"""square: squares small numbers."""\nassert square(3) == 9\n'
                 '### BEGIN HIDDEN TESTS\ngrade("square")\nassert square(-2) == 4\n'
                 "### END HIDDEN TESTS"
             ),
-            "test_square",
+            grade_id="test_square",
             grade=True,
             locked=True,
             points=1,
         ),
         v4.new_code_cell("print(math.sqrt(square(5)))"),
     ]
-    for index, cell in enumerate(nb.cells):
-        cell["id"] = f"cell-{index}"
+    for index, each in enumerate(nb.cells):
+        each["id"] = f"cell-{index}"
     return nb
 
 

@@ -15,11 +15,12 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-import classroom_kit as kit
 import nbformat
 import pytest
 
-from helpers import classroom, sandbox
+from helpers.teacher import classroom, nbgrader_plugin, sandbox
+from tests import classroom_kit as kit
+from tests import rehearsal
 
 needs_bwrap = pytest.mark.skipif(
     not sandbox.available(),
@@ -47,7 +48,8 @@ PROBE = textwrap.dedent(
     out["import_numpy"] = attempt(lambda: __import__("numpy"))
     out["import_helpers"] = attempt(lambda: __import__("helpers"))
     out["import_reference"] = attempt(lambda: __import__("helpers.reference"))
-    out["import_checks"] = attempt(lambda: __import__("helpers.checks"))
+    out["import_checks"] = attempt(lambda: __import__("helpers.teacher.checks.rope"))
+    out["checks_catalogue"] = attempt(lambda: __import__("helpers.teacher.checks").teacher.checks.CHECKS)
     s = socket.socket()
     s.settimeout(2)
     out["network"] = attempt(lambda: s.connect(("1.1.1.1", 53)))
@@ -95,13 +97,14 @@ def test_wrapped_process_sees_only_its_folder(tmp_path):
     assert seen["import_numpy"] == "ok" and seen["import_helpers"] == "ok"
     assert seen["import_reference"] == "ModuleNotFoundError"  # the answers stay outside
     assert seen["import_checks"] == "ModuleNotFoundError"
+    assert seen["checks_catalogue"] == "AttributeError"  # an empty folder inside
     assert seen["network"] != "ok"
     assert seen["cwd"] == str(own)
 
 
 def test_without_bwrap_warns_and_require_refuses(tmp_path):
     """No bubblewrap: a loud warning and the command unchanged; under require: an error."""
-    code = "from helpers import sandbox; print(sandbox.wrap(['echo', 'hi']))"
+    code = "from helpers.teacher import sandbox; print(sandbox.wrap(['echo', 'hi']))"
     env = dict(os.environ, PE_COURSE_BWRAP=str(tmp_path / "no-bwrap"))
     env.pop("PE_COURSE_SANDBOX", None)
     proc = subprocess.run(
@@ -156,7 +159,7 @@ def test_sandboxed_kernel_runs_and_interrupts(tmp_path):
     ]
     client = NotebookClient(
         nb,
-        kernel_manager_class=sandbox.SandboxedKernelManager,
+        kernel_manager_class=nbgrader_plugin.SandboxedKernelManager,
         timeout=5,
         allow_errors=True,
         interrupt_on_timeout=True,
@@ -241,7 +244,7 @@ def test_attacks_through_autograde_take_nothing(tmp_path):
         course,
         "bob",
         assignment,
-        broken=classroom.answer_ids(course / "source" / assignment / f"{assignment}.ipynb")[-1:],
+        broken=rehearsal.answer_ids(course / "source" / assignment / f"{assignment}.ipynb")[-1:],
     )
     _attacker(course, assignment)
     before = _digest(course / "submitted" / "alice") | _digest(course / "submitted" / "bob")

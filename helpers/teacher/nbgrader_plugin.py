@@ -1,5 +1,8 @@
 """The nbgrader preprocessors of the course (named in ``nbgrader_config.py``).
 
+- ``SandboxedKernelManager``: a Jupyter kernel manager whose kernel runs in the grading
+  sandbox (``helpers.teacher.sandbox``); ``SandboxedExecute`` is nbgrader's ``Execute``
+  and ``SandboxedSafeExecute`` the course's ``SafeExecute`` with that kernel manager.
 - ``SafeExecute``: nbgrader's ``Execute``, except that a kernel that dies (``os._exit``
   in a cell, a crash) or stops answering does not abort the grading of the notebook:
   the cells after it are marked as not run and grading goes on. It runs the notebook as
@@ -7,7 +10,7 @@
   teaching cells (no nbgrader role) are not run, since no grade depends on them
   (``run_teaching_cells = True`` runs every cell).
 - ``IsolatedGrades``: after execution, grades the notebook's answer cells in an
-  isolated process (``helpers.grader.check_notebook``) and replaces the outputs of every
+  isolated process (``helpers.teacher.isolated.check_notebook``) and replaces the outputs of every
   grade cell ``test_<function>...`` with the verdict: one stdout line when it passed,
   one ``error`` output with the grader's message when it failed. Nothing the kernel
   printed (warnings on stderr, a silenced traceback, a patched ``helpers``) counts.
@@ -17,16 +20,31 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+import weakref
 from typing import Any
 
+from jupyter_client.manager import AsyncKernelManager
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import ClearHiddenTests, Execute, NbGraderPreprocessor
 from traitlets import Bool, Enum
 
-from helpers.grader import nbgrader_meta
+from helpers.teacher import checks, isolated, sandbox
+from helpers.teacher.notebook import function_for_grade_id, nbgrader_meta
 
-__all__ = ["NOT_RUN_NOTE", "HideHiddenTests", "IsolatedGrades", "SafeExecute", "is_teaching_cell"]
+__all__ = [
+    "NOT_RUN_NOTE",
+    "HideHiddenTests",
+    "IsolatedGrades",
+    "SafeExecute",
+    "SandboxedExecute",
+    "SandboxedKernelManager",
+    "SandboxedSafeExecute",
+    "is_teaching_cell",
+]
 
 
 def _error_output(ename: str, message: str) -> NotebookNode:
@@ -51,6 +69,63 @@ def is_teaching_cell(cell: NotebookNode) -> bool:
     meta = nbgrader_meta(cell)
     role = meta.get("locked") or meta.get("solution") or meta.get("grade")
     return cell.get("cell_type") == "code" and not role
+
+
+class SandboxedKernelManager(AsyncKernelManager):
+    """A Jupyter kernel manager whose kernel runs inside the sandbox.
+
+    The kernel may write only in its working directory (nbgrader's
+    ``autograded/<student>/<assignment>``) and a private ``/tmp``. It talks to the client
+    over Unix sockets (``transport="ipc"``) in a private folder that holds its connection
+    file, so it runs without any network. Without bubblewrap it behaves like
+    ``AsyncKernelManager`` after the warning (or refuses under ``PE_COURSE_SANDBOX=require``).
+    """
+
+    _sandbox_dir: str | None = None
+
+    async def _async_pre_start_kernel(self, **kw):
+        if sandbox.available():
+            if self._sandbox_dir is None:
+                # A short path: Unix socket names are limited to about 100 characters.
+                self._sandbox_dir = tempfile.mkdtemp(prefix="pe-k-")
+                # Removed on shutdown; also when the manager is dropped or Python exits.
+                weakref.finalize(self, shutil.rmtree, self._sandbox_dir, True)
+            self.transport = "ipc"
+            self.connection_file = os.path.join(self._sandbox_dir, "kernel.json")
+            self.ip = os.path.join(self._sandbox_dir, "s")
+        kernel_cmd, kw = await super()._async_pre_start_kernel(**kw)
+        if self._sandbox_dir is not None:
+            # A signal to the process group would end bubblewrap, and the kernel with it:
+            # interrupt with a control message instead (the kernel signals itself).
+            self.kernel_spec.interrupt_mode = "message"
+        return kernel_cmd, kw
+
+    async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
+        if self._sandbox_dir is not None:
+            cwd = kw.get("cwd") or os.getcwd()
+            kernel_cmd = sandbox.wrap(kernel_cmd, writable=[cwd, self._sandbox_dir], cwd=cwd)
+        else:
+            kernel_cmd = sandbox.wrap(kernel_cmd)  # raises under "require", else warns
+        await super()._async_launch_kernel(kernel_cmd, **kw)
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart=restart)
+        if not restart and self._sandbox_dir is not None:
+            shutil.rmtree(self._sandbox_dir, ignore_errors=True)
+            self._sandbox_dir = None
+
+
+class SandboxedExecute(Execute):
+    """nbgrader's ``Execute`` with its kernel in the sandbox.
+
+    nbgrader's ``Execute.__init__`` passes ``kernel_manager_class`` as a keyword, which
+    wins over the configuration: subclasses take the sandbox from here instead of
+    ``c.Execute.kernel_manager_class``.
+    """
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
+        super().__init__(*args, **kwargs)
 
 
 class SafeExecute(Execute):
@@ -126,24 +201,29 @@ class SafeExecute(Execute):
         self._stopped = f"an earlier cell (cell {index}) stopped the kernel: {why}"
 
 
+class SandboxedSafeExecute(SafeExecute):
+    """The course's ``SafeExecute`` (survives a dead kernel) with its kernel in the sandbox.
+
+    ``nbgrader_config.py`` names this class in ``Autograde.autograde_preprocessors``.
+    """
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
+        super().__init__(*args, **kwargs)
+
+
 class IsolatedGrades(NbGraderPreprocessor):
     """Replace the outputs of grade cells with the verdicts of the isolated grader."""
 
     enabled = Bool(True, help="Whether to grade in isolation.").tag(config=True)
 
     def preprocess(self, nb: NotebookNode, resources: Any):
-        from helpers import grader
-
-        checks = grader._checks()
-        if checks is None:
-            self.log.error("helpers.checks is not installed: grade cells are left as executed")
-            return nb, resources
         targets: dict[int, str] = {}
         for index, cell in enumerate(nb.cells):
             meta = nbgrader_meta(cell)
             if cell.cell_type != "code" or not meta.get("grade"):
                 continue
-            name = grader.function_for_grade_id(str(meta.get("grade_id", "")), checks.CHECKS)
+            name = function_for_grade_id(str(meta.get("grade_id", "")), checks.CHECKS)
             if name is not None:
                 targets[index] = name
         if not targets:
@@ -151,9 +231,9 @@ class IsolatedGrades(NbGraderPreprocessor):
         names = list(dict.fromkeys(targets.values()))
         replay = self._replay_path(resources)
         try:
-            report = grader.check_notebook(nb, names=names, replay_path=replay)
+            report = isolated.check_notebook(nb, names=names, replay_path=replay)
         except Exception as exc:  # a grading failure must not pass a cell
-            if type(exc).__name__ == "SandboxUnavailable":
+            if isinstance(exc, sandbox.SandboxUnavailable):
                 raise  # PE_COURSE_SANDBOX=require: refuse to grade unsandboxed
             self.log.error("isolated grading failed: %s", exc)
             message = f"grading failed ({type(exc).__name__}: {exc}); ask your teacher"

@@ -1,15 +1,13 @@
-"""The learner build of ``helpers``: a wheel without the reference, the checks and the grading.
+"""The learner build of ``helpers``: the package without ``helpers/teacher``.
 
 Learners install it on their own machines (``pip install pe_course_helpers-...whl``) to run
-the notebooks, the explorers and the figures. What stays on the teacher's side:
+the notebooks, the explorers and the figures. Everything only the teacher needs (the
+reference maths, the checks and their wrong implementations, the isolated grader, the
+nbgrader plugin, the classroom commands and this module) lives in ``helpers/teacher`` and
+stays on the teacher's side.
 
-- ``helpers/reference.py`` (the reference maths: the solutions),
-- ``helpers/checks.py`` and ``helpers/mistakes.py`` (the hidden checks and the catalogue),
-- ``helpers/nbgrader_plugin.py``, ``helpers/sandbox.py``, ``helpers/classroom.py`` and this
-  module (grading and the teacher's workflow).
-
-``helpers.grader`` stays: its ``self_check`` finds no checks and says that grading happens on
-the teacher's side. The wheel has the same distribution name as the full package, so it
+``helpers.grader`` stays: without ``helpers.teacher`` its ``self_check`` says that grading
+happens on the teacher's side, and ``helpers.reference`` says the solutions are not here. The wheel has the same distribution name as the full package, so it
 replaces it, and a local version label ``+learner``.
 
     python -m helpers learner-build --out dist/
@@ -26,20 +24,12 @@ import tempfile
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
-# Modules of ``helpers`` that never leave the teacher's machine.
-TEACHER_ONLY = (
-    "reference.py",
-    "checks.py",
-    "mistakes.py",
-    "nbgrader_plugin.py",
-    "sandbox.py",
-    "classroom.py",
-    "learner_build.py",
-)
-# Dependencies a learner does not need (grading, tests, lint).
-TEACHER_DEPENDENCIES = ("nbgrader", "pytest", "hypothesis", "playwright", "ruff")
+# The folder of ``helpers`` that never leaves the teacher's machine.
+TEACHER_ONLY = "teacher"
+# Runtime dependencies a learner does not need (grading, tests); the ``dev`` extra is left out.
+TEACHER_DEPENDENCIES = ("nbgrader", "pytest")
 
 
 def _requirement_name(req: str) -> str:
@@ -61,7 +51,7 @@ def stage(dest: Path, root: Path = ROOT) -> Path:
     shutil.copytree(
         root / "helpers",
         package,
-        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", *TEACHER_ONLY),
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", TEACHER_ONLY),
     )
     deps = ",\n".join(f'    "{d}"' for d in learner_dependencies(root / "pyproject.toml"))
     (dest / "pyproject.toml").write_text(

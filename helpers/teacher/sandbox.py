@@ -10,18 +10,17 @@ private, empty ``/tmp``. The rest of the course (``submitted/``, other learners'
 new user, pid, ipc, uts, cgroup and (unless asked) network namespaces, without any
 capability, and dies with its parent.
 
-Two users of this module:
+This module only builds the command line (``wrap``). Two users of it:
 
-- ``helpers.grader`` wraps its worker subprocess: ``subprocess.run(wrap(argv, writable=[dir]))``;
-- nbgrader's kernel: ``SandboxedSafeExecute`` (the course's ``SafeExecute``, named in
-  ``nbgrader_config.py``) and ``SandboxedExecute`` (nbgrader's ``Execute``) run their kernel
-  with ``SandboxedKernelManager``. The kernel talks to nbclient over Unix sockets in a private
-  folder, so it needs no network either.
+- ``helpers.teacher.channel`` starts the isolated grading worker through it;
+- ``helpers.teacher.nbgrader_plugin.SandboxedKernelManager`` starts the grading kernel
+  through it. The kernel talks to nbclient over Unix sockets in a private folder, so it
+  needs no network either.
 
 The environment variable ``PE_COURSE_SANDBOX`` chooses the policy:
 
 - ``auto`` (default): sandbox when bubblewrap works, else run unsandboxed with a loud warning
-  on stderr (and in the class summary of ``helpers.classroom``);
+  on stderr (and in the class summary of ``helpers.teacher.classroom``);
 - ``require``: refuse to run learner code unsandboxed (``SandboxUnavailable``);
 - ``off``: never sandbox (debugging), with the same warning.
 
@@ -36,17 +35,14 @@ import shutil
 import site
 import subprocess
 import sys
-import tempfile
-import weakref
 from collections.abc import Iterable
 from pathlib import Path
+
+import helpers
 
 __all__ = [
     "ENV_POLICY",
     "SandboxUnavailable",
-    "SandboxedExecute",  # noqa: F822  (built on first use by __getattr__)
-    "SandboxedKernelManager",  # noqa: F822
-    "SandboxedSafeExecute",  # noqa: F822
     "available",
     "policy",
     "reason_unavailable",
@@ -74,9 +70,9 @@ _ETC = (
 )
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _INSIDE_UID = 1000
-# Modules of ``helpers`` that read as empty files inside: the reference maths and the checks
-# (expected values are computed outside, before learner code runs).
-HIDDEN_MODULES = ("reference.py", "checks.py", "mistakes.py")
+# What of ``helpers`` reads as empty inside: the reference maths and the checks (expected
+# values are computed outside, before learner code runs). Paths below the package folder.
+HIDDEN = ("teacher/reference.py", "teacher/checks")
 
 
 class SandboxUnavailable(RuntimeError):
@@ -211,8 +207,6 @@ def _python_paths() -> list[Path]:
     user_site = site.getusersitepackages()
     if isinstance(user_site, str) and os.path.isdir(user_site):
         paths.add(user_site)
-    import helpers
-
     paths.add(str(Path(helpers.__file__).resolve().parent))
     return [Path(os.path.abspath(p)) for p in paths if p and os.path.exists(p)]
 
@@ -256,12 +250,13 @@ def _args(bwrap: str, write: list[Path], read: list[Path], cwd, network: bool) -
     for path in sorted(binds, key=lambda p: (len(p.parts), str(p))):
         args += [binds[path], str(path), str(path)]
     # The answers of the course stay outside: learner code cannot call the reference.
-    import helpers
-
     package = Path(os.path.abspath(helpers.__file__)).parent
-    for name in HIDDEN_MODULES:
-        if (package / name).exists():
-            args += ["--ro-bind", "/dev/null", str(package / name)]
+    for name in HIDDEN:
+        path = package / name
+        if path.is_dir():
+            args += ["--tmpfs", str(path), "--remount-ro", str(path)]
+        elif path.exists():
+            args += ["--ro-bind", "/dev/null", str(path)]
     if cwd is not None:
         args += ["--chdir", os.path.abspath(os.fspath(cwd))]
     return args + ["--"]
@@ -303,112 +298,7 @@ def wrap(
     return sandbox_args(writable, readable, cwd=cwd, network=network) + argv
 
 
-# --------------------------------------------------------------------------- kernel
-
-
-def _kernel_manager_class() -> type:
-    from jupyter_client.manager import AsyncKernelManager
-
-    class SandboxedKernelManager(AsyncKernelManager):
-        """A Jupyter kernel manager whose kernel runs inside the sandbox.
-
-        The kernel may write only in its working directory (nbgrader's
-        ``autograded/<student>/<assignment>``) and a private ``/tmp``. It talks to the client
-        over Unix sockets (``transport="ipc"``) in a private folder that holds its connection
-        file, so it runs without any network. Without bubblewrap it behaves like
-        ``AsyncKernelManager`` after the warning (or refuses under ``PE_COURSE_SANDBOX=require``).
-        """
-
-        _sandbox_dir: str | None = None
-
-        async def _async_pre_start_kernel(self, **kw):
-            if available():
-                if self._sandbox_dir is None:
-                    # A short path: Unix socket names are limited to about 100 characters.
-                    self._sandbox_dir = tempfile.mkdtemp(prefix="pe-k-")
-                    # Removed on shutdown; also when the manager is dropped or Python exits.
-                    weakref.finalize(self, shutil.rmtree, self._sandbox_dir, True)
-                self.transport = "ipc"
-                self.connection_file = os.path.join(self._sandbox_dir, "kernel.json")
-                self.ip = os.path.join(self._sandbox_dir, "s")
-            kernel_cmd, kw = await super()._async_pre_start_kernel(**kw)
-            if self._sandbox_dir is not None:
-                # A signal to the process group would end bubblewrap, and the kernel with it:
-                # interrupt with a control message instead (the kernel signals itself).
-                self.kernel_spec.interrupt_mode = "message"
-            return kernel_cmd, kw
-
-        async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
-            if self._sandbox_dir is not None:
-                cwd = kw.get("cwd") or os.getcwd()
-                kernel_cmd = wrap(kernel_cmd, writable=[cwd, self._sandbox_dir], cwd=cwd)
-            else:
-                kernel_cmd = wrap(kernel_cmd)  # raises under "require", else warns
-            await super()._async_launch_kernel(kernel_cmd, **kw)
-
-        async def _async_cleanup_resources(self, restart: bool = False) -> None:
-            await super()._async_cleanup_resources(restart=restart)
-            if not restart and self._sandbox_dir is not None:
-                shutil.rmtree(self._sandbox_dir, ignore_errors=True)
-                self._sandbox_dir = None
-
-    SandboxedKernelManager.__module__ = __name__
-    return SandboxedKernelManager
-
-
-def _execute_class() -> type:
-    from nbgrader.preprocessors import Execute
-
-    class SandboxedExecute(Execute):
-        """nbgrader's ``Execute`` with its kernel in the sandbox.
-
-        nbgrader's ``Execute.__init__`` passes ``kernel_manager_class`` as a keyword, which
-        wins over the configuration: subclasses (``SafeExecute``) inherit the sandbox from
-        here instead of ``c.Execute.kernel_manager_class``.
-        """
-
-        def __init__(self, *args, **kwargs):
-            kwargs.setdefault("kernel_manager_class", __getattr__("SandboxedKernelManager"))
-            super().__init__(*args, **kwargs)
-
-    SandboxedExecute.__module__ = __name__
-    return SandboxedExecute
-
-
-def _safe_execute_class() -> type:
-    from helpers.nbgrader_plugin import SafeExecute
-
-    class SandboxedSafeExecute(SafeExecute):
-        """The course's ``SafeExecute`` (survives a dead kernel) with its kernel in the sandbox.
-
-        ``nbgrader_config.py`` names this class in ``Autograde.autograde_preprocessors``.
-        """
-
-        def __init__(self, *args, **kwargs):
-            kwargs.setdefault("kernel_manager_class", __getattr__("SandboxedKernelManager"))
-            super().__init__(*args, **kwargs)
-
-    SandboxedSafeExecute.__module__ = __name__
-    return SandboxedSafeExecute
-
-
-_LAZY = {
-    "SandboxedKernelManager": _kernel_manager_class,
-    "SandboxedExecute": _execute_class,
-    "SandboxedSafeExecute": _safe_execute_class,
-}
-
-
-def __getattr__(name: str):
-    """Build the Jupyter and nbgrader classes on first use (importing stays light)."""
-    if name in _LAZY:
-        if name not in globals():
-            globals()[name] = _LAZY[name]()
-        return globals()[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def _demo() -> None:  # pragma: no cover - manual check: python -m helpers.sandbox
+def _demo() -> None:  # pragma: no cover - manual check: python -m helpers.teacher.sandbox
     print("sandbox available:", available(), reason_unavailable())
     argv = wrap([sys.executable, "-c", "import os; print(sorted(os.listdir('/')))"])
     print(subprocess.run(argv, check=False, capture_output=True, text=True).stdout)

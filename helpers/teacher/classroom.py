@@ -16,22 +16,17 @@ between teacher and learners, an exchange folder (``--exchange`` or ``PE_COURSE_
 ``autograde`` runs ``jobs`` worker processes (default: the number of cores). Each worker
 loads nbgrader once and grades one (learner, assignment) at a time through nbgrader's own
 ``NbGraderAPI.autograde``, in which the learner's kernel runs in the grading sandbox
-(``helpers.sandbox``). All workers write to the one sqlite ``gradebook.db``: its writes are
+(``helpers.teacher.sandbox``). All workers write to the one sqlite ``gradebook.db``: its writes are
 short transactions, sqlite's busy timeout is raised to two minutes through the database URL,
 and a grading that still meets ``database is locked`` is retried. A learner's failure (a
 corrupt notebook, a renamed file, a dead worker) is isolated: that notebook scores zero, the
 problem is one line of the summary, and everything else is graded.
-
-The ``make_submission`` helpers fill a learner notebook with the solutions of the source
-notebook (some functions broken on purpose): the tests and the class benchmark use them to
-rehearse a class.
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
 import csv
-import json
 import multiprocessing
 import os
 import random
@@ -44,7 +39,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from helpers import sandbox
+from helpers.teacher import sandbox
 
 DB_TIMEOUT_S = 120
 RETRIES = 4
@@ -58,7 +53,9 @@ def course_root(course: str | os.PathLike | None = None) -> Path:
     """The course directory: the argument, else the current one if it holds the config."""
     if course is None:
         here = Path.cwd()
-        course = here if (here / "nbgrader_config.py").exists() else Path(__file__).parent.parent
+        course = (
+            here if (here / "nbgrader_config.py").exists() else Path(__file__).resolve().parents[2]
+        )
     root = Path(course).resolve()
     if not (root / "nbgrader_config.py").is_file():
         raise ValueError(f"course must be a folder with an nbgrader_config.py, got {str(course)!r}")
@@ -302,7 +299,9 @@ class ClassReport:
         if not self.sandboxed:
             lines.append(sandbox.warning_text(self.sandbox_note))
         else:
-            lines.append("sandbox: every learner's kernel ran in bubblewrap (helpers.sandbox)")
+            lines.append(
+                "sandbox: every learner's kernel ran in bubblewrap (helpers.teacher.sandbox)"
+            )
         lines.append(
             f"graded {ok}/{len(self.tasks)} notebooks of {n_learners} learners in "
             f"{self.seconds:.1f} s with {self.jobs} parallel job(s)"
@@ -582,103 +581,7 @@ def export_grades(course: Path, out: Path, ids: Iterable[str] | None = None) -> 
     return rows
 
 
-# --------------------------------------------------------------------------- rehearsals
-
-
-def _solution_lines(source: str) -> str:
-    keep = [
-        ln
-        for ln in source.splitlines()
-        if ln.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION")
-    ]
-    return "\n".join(keep)
-
-
-def solution_cells(source_nb) -> dict[str, str]:
-    """``grade_id -> source`` of every answer cell of an instructor notebook, markers removed."""
-    out = {}
-    for cell in source_nb.cells:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if meta.get("solution") and cell.cell_type == "code":
-            out[meta["grade_id"]] = _solution_lines(cell.source)
-    return out
-
-
-def _break(code: str, how: str) -> str:
-    """An answer cell made wrong: the stub, or every function's result changed."""
-    if how == "stub":
-        return _stub(code)
-    names = [ln.split("(")[0][4:].strip() for ln in code.splitlines() if ln.startswith("def ")]
-    wraps = []
-    for name in names:
-        wraps.append(
-            f"\n_{name}_right = {name}\n"
-            f"def {name}(*args, **kwargs):\n"
-            f"    out = _{name}_right(*args, **kwargs)\n"
-            f"    try:\n"
-            f"        return np.asarray(out, dtype=float) + 0.5\n"
-            f"    except (TypeError, ValueError):\n"
-            f"        return None\n"
-        )
-    return code + "\n" + "".join(wraps)
-
-
-def _stub(code: str) -> str:
-    lines, out, in_def = code.splitlines(), [], False
-    for ln in lines:
-        if ln.startswith("def "):
-            out.append(ln)
-            out.append("    raise NotImplementedError()")
-            in_def = True
-        elif in_def and (ln.startswith((" ", "\t")) or not ln.strip()):
-            continue
-        else:
-            in_def = False
-            out.append(ln)
-    return "\n".join(out)
-
-
-def make_submission(
-    release_nb: Path,
-    source_nb: Path,
-    out: Path,
-    broken: Iterable[str] = (),
-    how: str = "stub",
-) -> None:
-    """Write ``out``: the learner notebook with the source's solutions filled in.
-
-    Answer cells whose grade id (``answer_<function>``) is in ``broken`` are made wrong:
-    ``how="stub"`` leaves the stub, ``how="wrong"`` shifts every returned value by 0.5.
-    """
-    import nbformat
-
-    if how not in ("stub", "wrong"):
-        raise ValueError(f"how must be 'stub' or 'wrong', got {how!r}")
-    broken = set(broken)
-    answers = solution_cells(nbformat.read(source_nb, as_version=4))
-    nb = nbformat.read(release_nb, as_version=4)
-    for cell in nb.cells:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        gid = meta.get("grade_id")
-        if meta.get("solution") and gid in answers:
-            cell.source = answers[gid] if gid not in broken else _break(answers[gid], how)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, out)
-
-
-def answer_ids(source_nb: Path) -> list[str]:
-    """The grade ids of the graded answer cells (``answer_*``) of an instructor notebook."""
-    import nbformat
-
-    return [
-        g for g in solution_cells(nbformat.read(source_nb, as_version=4)) if g.startswith("answer_")
-    ]
-
-
-def write_json(path: Path, data) -> None:
-    """Small helper for the benchmark and the commands: pretty JSON."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+# --------------------------------------------------------------------------- course copies
 
 
 def copy_course(src: Path, dest: Path, ids: Iterable[str] | None = None) -> Path:
@@ -731,7 +634,7 @@ def run_command(args) -> int:
     """Run one of ``COMMANDS`` from parsed arguments; errors become one line and exit code 2."""
     try:
         if args.command == "learner-build":
-            from helpers import learner_build
+            from helpers.teacher import learner_build
 
             print(learner_build.build(args.out))
             return 0

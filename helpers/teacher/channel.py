@@ -1,0 +1,187 @@
+"""The channel to an isolated worker: starting it, JSON lines each way, deadlines, its end.
+
+``Worker(workdir, cpu_seconds)`` starts ``python -I -m helpers.teacher.worker`` (inside
+the bubblewrap sandbox of ``helpers.teacher.sandbox`` when it works) with a clean
+environment and sends it its limits; ``send`` and ``receive`` move one JSON object each
+way before a deadline (``WorkerTimeout``); a worker that ends or sends something
+unreadable raises ``WorkerDied`` with what happened in plain words.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from helpers.teacher import sandbox
+
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+# Seconds a worker may take to start (Python, numpy, the sandbox) on a busy machine.
+START_TIMEOUT = 60.0
+# Limits of the worker process.
+MEMORY_LIMIT = 3 * 1024**3
+FILE_SIZE_LIMIT = 64 * 1024**2
+# The largest reply line the grading process accepts from a worker.
+MAX_REPLY = 64 * 1024**2
+
+
+def worker_command(workdir: str | os.PathLike) -> list[str]:
+    """The worker's command line, inside the grading sandbox.
+
+    ``python -I`` ignores the environment's Python variables and the user site; the
+    worker may write only in ``workdir``.
+    """
+    argv = [sys.executable, "-I", "-m", "helpers.teacher.worker"]
+    return sandbox.wrap(argv, writable=[str(workdir)], cwd=str(workdir))
+
+
+class WorkerDied(Exception):
+    """The worker ended (the message says how, in plain words)."""
+
+
+class WorkerTimeout(Exception):
+    """The worker did not answer before the deadline."""
+
+
+def clean_env(workdir: str) -> dict[str, str]:
+    env = {
+        "PATH": os.defpath,
+        "HOME": workdir,
+        "TMPDIR": workdir,
+        "LANG": "C.UTF-8",
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "MPLBACKEND": "Agg",
+        "NBGRADER_EXECUTION": "autograde",
+    }
+    # OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are set on machines whose processor older
+    # OpenBLAS builds misdetect: numpy in the worker must see them too.
+    for key in ("PE_COURSE_SANDBOX", "PE_COURSE_BWRAP", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+        if key in os.environ:
+            env[key] = os.environ[key]
+    return env
+
+
+class Worker:
+    """One worker process and its JSON-lines channel."""
+
+    def __init__(self, workdir: str, cpu_seconds: float) -> None:
+        self.errfile = tempfile.TemporaryFile()  # noqa: SIM115  (closed in stop())
+        self.proc = subprocess.Popen(
+            worker_command(workdir),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.errfile,
+            cwd=workdir,
+            env=clean_env(workdir),
+            start_new_session=True,
+            close_fds=True,
+        )
+        self.buffer = b""
+        self.reply = self.proc.stdout.fileno()
+        os.set_blocking(self.reply, False)
+        os.set_blocking(self.proc.stdin.fileno(), False)
+        deadline = time.monotonic() + START_TIMEOUT
+        self.receive(deadline)  # ready
+        self.send(
+            {
+                "memory": MEMORY_LIMIT,
+                "cpu": int(cpu_seconds) + 1,
+                "fsize": FILE_SIZE_LIMIT,
+                "package_dir": str(PACKAGE_DIR),
+            },
+            deadline,
+        )
+
+    def send(self, obj: dict, deadline: float) -> None:
+        data = (json.dumps(obj) + "\n").encode("utf-8")
+        fd = self.proc.stdin.fileno()
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_WRITE)
+            while data:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise WorkerTimeout()
+                if not sel.select(left):
+                    continue
+                try:
+                    n = os.write(fd, data)
+                except BlockingIOError:
+                    continue
+                except (BrokenPipeError, OSError) as exc:
+                    raise WorkerDied(self.death()) from exc
+                data = data[n:]
+
+    def receive(self, deadline: float) -> dict:
+        with selectors.DefaultSelector() as sel:
+            sel.register(self.reply, selectors.EVENT_READ)
+            while b"\n" not in self.buffer:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise WorkerTimeout()
+                if not sel.select(left):
+                    continue
+                try:
+                    chunk = os.read(self.reply, 1 << 20)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    raise WorkerDied(self.death())
+                self.buffer += chunk
+                if len(self.buffer) > MAX_REPLY:
+                    self.stop()
+                    raise WorkerDied("its output was too large")
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        try:
+            reply = json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            self.stop()
+            raise WorkerDied("it sent something unreadable") from exc
+        if not isinstance(reply, dict):
+            self.stop()
+            raise WorkerDied("it sent something unreadable")
+        return reply
+
+    def death(self) -> str:
+        """How the worker ended, in plain words."""
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            return "the process stopped answering"
+        if code < 0:
+            try:
+                sig = signal.Signals(-code).name
+            except ValueError:
+                sig = str(-code)
+            why = {
+                "SIGXCPU": " (CPU time limit)",
+                "SIGSEGV": " (a crash)",
+                "SIGKILL": " (killed, maybe out of memory)",
+            }.get(sig, "")
+            return f"the process was ended by {sig}{why}"
+        return f"the process exited with code {code} (os._exit or a crash)"
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        self.errfile.close()

@@ -1,0 +1,143 @@
+"""Where each graded function is checked: one module per notebook, found by this package.
+
+Every module here with an ``ASSIGNMENT`` (``order`` for 01_order, ``rope`` for 06_rope ...)
+declares, in notebook order, a ``FunctionCheck`` per graded function: its fixed cases
+(the numbers the notebook shows, the edges), its random cases, and its known mistakes,
+each with the wrong implementation that recognises it. ``CHECKS`` gathers them under
+their spec names; where the notebook teaches each one (its exercise) comes from the
+notebook itself, through ``helpers.teacher.exercises``.
+
+How the grading engine uses a check, per case: ``want = expected(check, case)`` before
+any learner code runs; ``got = normalize(check.kind, value)``; ``ok, detail =
+agree(check.kind, got, want)``; when not ok, ``diagnose(check, case, got)`` gives the
+``Mistake`` to name, or None. When ``check.check_mutation`` and an argument changed
+during the call, the engine reports ``mutation_mistake(check)``.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import importlib
+import pkgutil
+
+import numpy as np
+
+from helpers.teacher import exercises
+from helpers.teacher import reference as ref
+from helpers.teacher.checks.base import KINDS, MUTATION, Case, FunctionCheck, Mistake
+from helpers.teacher.checks.compare import agree, normalize
+
+__all__ = [
+    "CHECKS",
+    "KINDS",
+    "MUTATION",
+    "Case",
+    "FunctionCheck",
+    "Mistake",
+    "agree",
+    "cases",
+    "checks_for",
+    "diagnose",
+    "expected",
+    "mutation_mistake",
+    "normalize",
+]
+
+
+def _notebook_modules() -> list:
+    """The modules of this package that grade a notebook, in assignment order."""
+    found = []
+    for info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        if hasattr(module, "ASSIGNMENT"):
+            found.append(module)
+    return sorted(found, key=lambda m: m.ASSIGNMENT)
+
+
+def _build() -> dict[str, FunctionCheck]:
+    where = exercises.load()
+    checks: dict[str, FunctionCheck] = {}
+    for module in _notebook_modules():
+        for check in module.CHECKS:
+            section = where.get(check.name, {}).get("section", "")
+            checks[check.name] = dataclasses.replace(
+                check, assignment=module.ASSIGNMENT, section=section
+            )
+    return checks
+
+
+CHECKS: dict[str, FunctionCheck] = _build()
+
+
+def checks_for(assignment: str) -> list[FunctionCheck]:
+    """The checks of one notebook, in notebook order; an unknown id raises ValueError."""
+    found = [c for c in CHECKS.values() if c.assignment == assignment]
+    if not found:
+        known = sorted({c.assignment for c in CHECKS.values()})
+        raise ValueError(f"assignment must be one of {known}, got {assignment!r}")
+    return found
+
+
+def mutation_mistake(check: FunctionCheck) -> Mistake:
+    """The mistake to name when ``check``'s function changed one of its arguments."""
+    for m in check.mistakes:
+        if m.detect == "mutation":
+            return m
+    return MUTATION
+
+
+def cases(check: FunctionCheck, rng: np.random.Generator | None = None) -> list[Case]:
+    """The fixed cases of ``check``, then its random ones when ``rng`` is given."""
+    out = list(check.fixed())
+    if rng is not None:
+        out.extend(check.random(rng))
+    return out
+
+
+def expected(check: FunctionCheck, case: Case):
+    """The reference output of ``check`` on ``case`` (``helpers.reference``).
+
+    Kind "constant": the constant's value; otherwise the reference function (or the
+    check's own ``reference``, e.g. the report that write_report's files must hold) called
+    on copies of the case's arguments, so the case itself never changes.
+    """
+    if check.kind == "constant":
+        return getattr(ref, check.name)
+    fn = check.reference or getattr(ref, check.name)
+    return fn(*copy.deepcopy(case.args), **copy.deepcopy(case.kwargs))
+
+
+def diagnose(check: FunctionCheck, case: Case, got) -> Mistake | None:
+    """The catalogued mistake whose wrong output agrees with ``got`` on ``case``, or None.
+
+    Only mistakes that show in the output are considered, only when the reference
+    disagrees with ``got``, and only when the wrong output differs from the reference on
+    this case. NaN matches NaN here (a softmax without max subtraction returns nan).
+    """
+    if not any(m.detect == "output" for m in check.mistakes):
+        return None
+    try:
+        got = normalize(check.kind, got)
+    except ValueError:
+        return None
+    want = expected(check, case)
+    if agree(check.kind, got, want)[0]:
+        return None
+    for mistake in check.mistakes:
+        if mistake.detect != "output":
+            continue
+        for impl in (mistake.impl, *mistake.variants):
+            if impl is None:
+                continue
+            try:
+                with np.errstate(all="ignore"):
+                    wrong = impl(*copy.deepcopy(case.args), **copy.deepcopy(case.kwargs))
+                normalize(check.kind, wrong)
+            except (ValueError, TypeError, ArithmeticError, IndexError):
+                continue
+            if agree(check.kind, wrong, want)[0]:
+                continue
+            if agree(check.kind, got, wrong, nan_equal=True, atol=mistake.atol)[0]:
+                return mistake
+    return None

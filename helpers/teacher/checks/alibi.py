@@ -1,0 +1,188 @@
+"""How 07_alibi (linear biases) is graded.
+
+For each graded function of the notebook, in notebook order: its fixed cases (the
+numbers the notebook shows, the edges), its random cases, its known mistakes (the
+message and, beside it, the wrong implementation that recognises it) and its declaration.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from helpers.teacher import reference as ref
+from helpers.teacher.checks.base import Case, FunctionCheck, Mistake, maybe_list, words
+
+
+def _weights_tensor(rng: np.random.Generator, h: int, L: int) -> np.ndarray:
+    return ref.softmax(rng.normal(scale=2.0, size=(h, L, L)))
+
+
+# --------------------------------------------------------------------------- alibi_slopes
+
+
+def _slopes_fixed() -> list[Case]:
+    return [Case((n,), {}, f"n_heads={n}") for n in (8, 1, 2, 6, 12)]
+
+
+def _slopes_random(rng: np.random.Generator) -> list[Case]:
+    return [Case((n,), {}, f"n_heads={n}") for n in (int(v) for v in rng.integers(1, 65, size=5))]
+
+
+def alibi_slopes_power_of_two_rule(n_heads) -> np.ndarray:
+    """2 ** (-8 h / n) for every n, also when n is not a power of two."""
+    return 2.0 ** (-8.0 * np.arange(1, n_heads + 1) / n_heads)
+
+
+M_SLOPES_POW2 = Mistake(
+    "the power-of-two formula for any head count",
+    "your slopes use 2 ** (-8h/n) for every n. That rule is for a power of two only; otherwise "
+    "take the slopes of the closest smaller power of two p, then every other slope of 2p "
+    "(the first n - p of them).",
+    alibi_slopes_power_of_two_rule,
+)
+
+
+ALIBI_SLOPES = FunctionCheck(
+    name="alibi_slopes",
+    kind="array",
+    fixed=_slopes_fixed,
+    random=_slopes_random,
+    mistakes=(M_SLOPES_POW2,),
+)
+
+
+# --------------------------------------------------------------------------- alibi_bias
+
+
+def _bias_fixed() -> list[Case]:
+    return [
+        Case((8, 4), {}, "n_heads=8, seq_len=4, causal"),
+        Case((6, 5), {"causal": False}, "n_heads=6, seq_len=5, not causal"),
+        Case((1, 1), {}, "one head, seq_len=1"),
+    ]
+
+
+def _bias_random(rng: np.random.Generator) -> list[Case]:
+    cases = []
+    for _ in range(5):
+        h, L, causal = int(rng.integers(1, 9)), int(rng.integers(1, 17)), bool(rng.random() < 0.5)
+        cases.append(Case((h, L), {"causal": causal}, f"n_heads={h}, seq_len={L}, causal={causal}"))
+    return cases
+
+
+def alibi_bias_positive(n_heads, seq_len, causal: bool = True) -> np.ndarray:
+    """+slope * |i - j|: the sign flipped, so far tokens are favoured."""
+    b = ref.alibi_bias(n_heads, seq_len, causal)
+    return np.where(np.isinf(b), b, -b)
+
+
+M_BIAS_POSITIVE = Mistake(
+    "positive instead of negative bias",
+    "your bias is +slope * distance, which rewards far tokens. ALiBi penalises distance: "
+    "bias[h, i, j] = -slope_h * (i - j) for j <= i.",
+    alibi_bias_positive,
+)
+
+
+def alibi_bias_row_constant(n_heads, seq_len, causal: bool = True) -> np.ndarray:
+    """+slope * j (the row constant -slope * i dropped), masked above the diagonal if causal."""
+    slopes = ref.alibi_slopes(n_heads)
+    i = np.arange(seq_len)
+    bias = slopes[:, None, None] * np.broadcast_to(
+        i[None, :].astype(np.float64), (seq_len, seq_len)
+    )
+    if causal:
+        bias = np.where(i[None, :] > i[:, None], -np.inf, bias)
+    return bias
+
+
+M_BIAS_ROW_CONSTANT = Mistake(
+    "the per-row constant shortcut",
+    "your bias is +slope * j: it differs from -slope * (i - j) by a constant in each row, which "
+    "softmax ignores, but the bias itself is asked for. Use bias[h, i, j] = -slope_h * (i - j) "
+    "(0 on the diagonal, more negative further left).",
+    alibi_bias_row_constant,
+)
+
+
+ALIBI_BIAS = FunctionCheck(
+    name="alibi_bias",
+    kind="array",
+    fixed=_bias_fixed,
+    random=_bias_random,
+    mistakes=(M_BIAS_POSITIVE, M_BIAS_ROW_CONSTANT),
+)
+
+
+# --------------------------------------------------------------------------- alibi_attention
+
+
+def _alibi_attention_fixed() -> list[Case]:
+    r = np.random.default_rng(5)
+    Q, K, V = (r.normal(size=(2, 4, 8)) for _ in range(3))
+    slopes = ref.alibi_slopes(2)
+    return [
+        Case((Q, K, V, slopes), {}, "2 heads, L=4, d=8, causal"),
+        Case(
+            (Q.tolist(), K.tolist(), V.tolist(), slopes.tolist()),
+            {"causal": False},
+            "the same as lists, not causal",
+        ),
+        Case((Q[:1, :1], K[:1, :1], V[:1, :1], [0.5]), {}, "one head, one token"),
+    ]
+
+
+def _alibi_attention_random(rng: np.random.Generator) -> list[Case]:
+    cases = []
+    for _ in range(4):
+        h, L, d = int(rng.integers(1, 5)), int(rng.integers(1, 9)), int(rng.integers(1, 9))
+        Q, K, V = (rng.normal(size=(h, L, d)) for _ in range(3))
+        slopes = ref.alibi_slopes(h)
+        causal = bool(rng.random() < 0.5)
+        label = f"{h} heads, L={L}, d={d}, causal={causal}"
+        cases.append(Case((maybe_list(rng, Q), K, V, slopes), {"causal": causal}, label))
+    return cases
+
+
+ALIBI_ATTENTION = FunctionCheck(
+    name="alibi_attention",
+    kind="array",
+    fixed=_alibi_attention_fixed,
+    random=_alibi_attention_random,
+    check_mutation=True,
+)
+
+
+# --------------------------------------------------------------------------- mean_attention_distance
+
+
+def _mad_fixed() -> list[Case]:
+    eye = np.eye(3)[None]
+    uniform = np.full((1, 4, 4), 0.25)
+    return [
+        Case((eye,), {}, "one head that looks only at itself (L=3)"),
+        Case((uniform.tolist(),), {}, "one uniform head (L=4) as a list"),
+        Case((_weights_tensor(np.random.default_rng(6), 3, 5),), {}, "3 heads, L=5"),
+    ]
+
+
+def _mad_random(rng: np.random.Generator) -> list[Case]:
+    cases = []
+    for _ in range(4):
+        h, L = int(rng.integers(1, 6)), int(rng.integers(1, 13))
+        w = _weights_tensor(rng, h, L)
+        cases.append(Case((maybe_list(rng, w),), {}, f"weights {words(w)}"))
+    return cases
+
+
+MEAN_ATTENTION_DISTANCE = FunctionCheck(
+    name="mean_attention_distance",
+    kind="array",
+    fixed=_mad_fixed,
+    random=_mad_random,
+    check_mutation=True,
+)
+
+ASSIGNMENT = "07_alibi"
+# The graded functions in notebook order.
+CHECKS = (ALIBI_SLOPES, ALIBI_BIAS, ALIBI_ATTENTION, MEAN_ATTENTION_DISTANCE)

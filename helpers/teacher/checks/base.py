@@ -1,0 +1,152 @@
+"""What a check is: the cases of a graded function, its known mistakes, its declaration.
+
+``Case`` is one call; ``Mistake`` a known wrong answer with the wrong implementation
+that recognises it; ``FunctionCheck`` how one graded function is checked, declared with
+keywords in its notebook's module (``helpers.teacher.checks.rope`` ...). The helpers
+below make random cases: even ``d`` in 2..256, bases 1e2..1e6 log-uniform, positions
+0..4096, lists as well as arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+KINDS = ("array", "float", "int", "tuple", "str", "optional", "scan", "dict", "constant", "files")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call of a graded function.
+
+    ``args`` holds numpy float64 arrays, (nested) lists, ints, floats and strings;
+    ``kwargs`` the keyword arguments; ``label`` the case in plain words.
+    """
+
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A known wrong answer, named in plain words.
+
+    ``impl`` (and any ``variants``) are wrong implementations with the graded
+    function's signature. ``detect`` is ``"output"`` when the mistake shows in the
+    returned value (``diagnose`` finds it) and ``"mutation"`` when it shows as a changed
+    argument (the engine finds it; ``impl`` then mutates its input). ``atol`` widens the
+    comparison with ``impl`` for outputs that are float noise around a value (e.g. 0).
+    """
+
+    name: str
+    message: str
+    impl: Callable | None = None
+    variants: tuple[Callable, ...] = ()
+    detect: str = "output"
+    atol: float = 0.0
+
+
+@dataclass(frozen=True)
+class FunctionCheck:
+    """How one graded function is checked.
+
+    ``kind`` says how its output compares (see ``helpers.teacher.checks.compare``):
+    ``"constant"`` is a module attribute, ``"files"`` (write_report) is judged by
+    ``judge_files`` on the text of the two files it writes. ``reference`` computes the
+    expected value (default: the function of ``helpers.reference`` with the same name). ``fixed`` gives the cases the
+    notebook shows and the edges; ``random(rng)`` fresh ones. ``assignment`` and
+    ``section`` (where the notebook teaches it) are filled in by the registry.
+    """
+
+    name: str
+    kind: str
+    fixed: Callable[[], list[Case]]
+    random: Callable[[np.random.Generator], list[Case]]
+    mistakes: tuple[Mistake, ...] = ()
+    check_mutation: bool = False
+    timeout: float = 10.0
+    judge_files: Callable[[str, str], tuple[bool, str]] | None = None
+    reference: Callable | None = None
+    assignment: str = ""
+    section: str = ""
+
+
+MUTATION = Mistake(
+    name="input changed in place",
+    message=(
+        "your function changed its argument in place: the array or list it was given is "
+        "different after the call. Build a new array for the result (np.empty_like(x), "
+        "x.copy() or a new list) and leave the input as it was."
+    ),
+    detect="mutation",
+)
+
+
+# --------------------------------------------------------------------------- random cases
+
+
+def even_d(rng: np.random.Generator, hi: int = 256) -> int:
+    """An even model dimension in 2..hi."""
+    return int(2 * rng.integers(1, hi // 2 + 1))
+
+
+def log_base(rng: np.random.Generator) -> float:
+    """A base in 1e2..1e6, log-uniform."""
+    return float(10.0 ** rng.uniform(2.0, 6.0))
+
+
+def position(rng: np.random.Generator, hi: int = 4096) -> int:
+    return int(rng.integers(0, hi + 1))
+
+
+def maybe_list(rng: np.random.Generator, x: np.ndarray):
+    """The array itself or the same numbers as a (nested) list, at random."""
+    return x.tolist() if rng.random() < 0.5 else x
+
+
+def words(x) -> str:
+    """A plain-words description of an input: 'a list of 64 numbers', 'an array of shape (3, 4)'."""
+    if isinstance(x, np.ndarray):
+        if x.ndim == 1:
+            return f"an array of {x.shape[0]} numbers"
+        return f"an array of shape {tuple(x.shape)}"
+    if isinstance(x, list):
+        shape = np.shape(x)
+        if len(shape) == 1:
+            return f"a list of {shape[0]} numbers"
+        return f"a nested list of shape {tuple(shape)}"
+    return repr(x)
+
+
+def fmt(x: float) -> str:
+    return f"{x:g}"
+
+
+def normal(rng: np.random.Generator, *shape: int, scale: float = 1.0) -> np.ndarray:
+    return rng.normal(scale=scale, size=shape)
+
+
+def spread_positions(rng: np.random.Generator, n: int) -> np.ndarray:
+    """n positions in 0..4096 (integers as float64 are not allowed: int64 array)."""
+    return rng.integers(0, 4097, size=n)
+
+
+def single_call() -> list[Case]:
+    """The one case of a constant or of a function without arguments."""
+    return [Case((), {}, "the module constant")]
+
+
+def no_cases(rng: np.random.Generator) -> list[Case]:
+    return []
+
+
+def d_base_random(rng: np.random.Generator, n: int = 6) -> list[Case]:
+    """Calls ``f(d, base=...)`` with random even d and bases."""
+    cases = []
+    for _ in range(n):
+        d, base = even_d(rng), log_base(rng)
+        cases.append(Case((d,), {"base": base}, f"d={d}, base={fmt(base)}"))
+    return cases

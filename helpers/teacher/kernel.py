@@ -1,0 +1,172 @@
+"""Grading in the learner's kernel: ``grade`` in a test cell, ``self_check`` in the last cell.
+
+The notebooks call them through ``helpers.grader``. They run the checks of
+``helpers.teacher.checks`` against the functions of the notebook's namespace, in this
+process, with a time limit per function: the self-study path. Autograding never relies on
+them: its verdicts come from the isolated grader (``helpers.teacher.isolated``).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import signal
+import tempfile
+import threading
+from collections.abc import Mapping
+
+from helpers.teacher import checks
+from helpers.teacher.calling import call, read_small, report_names
+from helpers.teacher.codec import describe
+from helpers.teacher.verdict import (
+    FunctionResult,
+    Outcome,
+    Report,
+    cases_of,
+    expectations,
+    judge,
+    judge_case,
+    message,
+    new_seed,
+    outcome_of,
+)
+
+__all__ = ["WrongAnswer", "grade", "self_check"]
+
+
+class WrongAnswer(AssertionError):
+    """A graded function gave a wrong answer.
+
+    IPython prints it as its message alone (``_render_traceback_``): no traceback
+    through the grading code, no test source.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def _render_traceback_(self) -> list[str]:
+        return [
+            f"WrongAnswer: {line}" if i == 0 else line
+            for i, line in enumerate(self.message.splitlines())
+        ]
+
+
+class _Timeout(BaseException):
+    """Raised in the kernel when a learner's function runs past its time limit."""
+
+
+class _Alarm:
+    """A time limit for code run in the main thread (SIGALRM); does nothing elsewhere."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = float(seconds)
+        self.active = threading.current_thread() is threading.main_thread() and hasattr(
+            signal, "setitimer"
+        )
+        self.previous = None
+
+    def __enter__(self) -> _Alarm:  # noqa: PYI034
+        if self.active:
+
+            def on_alarm(signum, frame):
+                raise _Timeout()
+
+            self.previous = signal.signal(signal.SIGALRM, on_alarm)
+            # Fires again every second in case the learner's code swallows the first one.
+            signal.setitimer(signal.ITIMER_REAL, self.seconds, 1.0)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.active:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous or signal.SIG_DFL)
+
+
+def _call_here(target, check, case) -> Outcome:
+    """Run one case in this process, on copies of its arguments."""
+    args = copy.deepcopy(tuple(case.args))
+    kwargs = copy.deepcopy(dict(case.kwargs))
+    reraise = (_Timeout, KeyboardInterrupt)
+    if check.kind != "files":
+        return outcome_of(call(target, check.kind, args, kwargs, check.check_mutation, reraise))
+    with tempfile.TemporaryDirectory(prefix="pe-check-") as tmp:
+        paths = tuple(os.path.join(tmp, n) for n in report_names(case))
+        outcome = outcome_of(call(target, "files", paths, {}, check.check_mutation, reraise))
+        texts = tuple(read_small(p) for p in paths)
+    outcome.files = None if None in texts else texts
+    return outcome
+
+
+def grade_in_namespace(check, namespace: Mapping, seed: int, replay: str) -> FunctionResult:
+    """Run one function's checks against ``namespace[check.name]`` in this process."""
+    name = check.name
+    cases = cases_of(check, seed)
+    wants = expectations(check, cases)  # before any learner code runs
+    if name not in namespace:
+        what = "constant" if check.kind == "constant" else "function"
+        text = f"{name} is not defined: run the cell that defines this {what} first."
+        return FunctionResult(name, False, message(check, text, None, ""), None, len(cases))
+    target = namespace[name]
+    if check.kind != "constant" and not callable(target):
+        text = f"{name} is not a function (it is {describe(target)})."
+        return FunctionResult(name, False, message(check, text, None, ""), None, len(cases))
+    outcomes: list[Outcome] = []
+    try:
+        with _Alarm(check.timeout):
+            for case in cases:
+                outcome = _call_here(target, check, case)
+                outcomes.append(outcome)
+                if judge_case(check, case, wants[len(outcomes) - 1], outcome):
+                    break
+    except _Timeout:
+        outcomes.append(
+            Outcome(error={"type": "Timeout", "timeout": True, "seconds": check.timeout})
+        )
+    return judge(check, cases[: len(outcomes)], wants[: len(outcomes)], outcomes, replay)
+
+
+def _seed(seed) -> int:
+    if seed is None:
+        return new_seed()
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    return seed
+
+
+def grade(name: str, namespace: Mapping, seed: int | None = None) -> None:
+    """Check ``namespace[name]`` on the fixed and random cases; raise ``WrongAnswer`` on failure."""
+    if name not in checks.CHECKS:
+        raise ValueError(f"name must be a graded function of the course, got {name!r}")
+    seed = _seed(seed)
+    replay = f"Random cases from seed {seed}; replay with: grade({name!r}, seed={seed})"
+    result = grade_in_namespace(checks.CHECKS[name], namespace, seed, replay)
+    if not result.passed:
+        raise WrongAnswer(result.message)
+    print(f"{name}: {result.message}")
+
+
+def self_check(assignment: str, namespace: Mapping, seed: int | None = None) -> Report | None:
+    """Check every graded function of ``assignment`` and print a table; never raises."""
+    if seed is None:
+        seed = new_seed()
+    report = Report(notebook=str(assignment), seed=int(seed))
+    try:
+        todo = checks.checks_for(assignment)
+    except Exception as exc:  # noqa: BLE001  (the self-check never raises)
+        print(f"self-check of {assignment}: cannot list its checks ({exc})")
+        return None
+    replay = f"Random cases from seed {seed}; replay with: self_check({assignment!r}, seed={seed})"
+    for check in todo:
+        try:
+            result = grade_in_namespace(check, namespace, seed, replay)
+        except Exception as exc:  # noqa: BLE001
+            result = FunctionResult(check.name, False, f"could not be checked: {exc}")
+        report.results.append(result)
+    passed = sum(r.passed for r in report.results)
+    print(f"self-check of {assignment} (seed {seed}): {passed} of {len(report.results)} passed")
+    print(report.table())
+    for result in report.results:
+        if not result.passed and "replay with" in result.message:
+            print(f"\n{result.name}:\n{result.message}")
+    return report

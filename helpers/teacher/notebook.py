@@ -1,0 +1,135 @@
+"""The notebook side of grading: reading a notebook, its answer cells and its grade cells.
+
+``answer_source`` is the module the isolated grader imports (the answer cells, magics
+commented out); ``function_for_grade_id`` maps a grade cell ``test_<name>...`` to the
+graded function it tests.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from helpers import ASSIGNMENTS
+
+
+class NotebookError(ValueError):
+    """A notebook that cannot be read or graded (the message is one plain line)."""
+
+
+def read_notebook(path_or_nb) -> tuple[Any, str]:
+    """(notebook node, label for messages) from a path or an already loaded notebook."""
+    import nbformat
+
+    if isinstance(path_or_nb, (str, os.PathLike)):
+        path = Path(path_or_nb)
+        try:
+            nb = nbformat.read(str(path), as_version=4)
+        except FileNotFoundError as exc:
+            raise NotebookError(f"{path}: no such notebook") from exc
+        except Exception as exc:  # json, validation and encoding errors
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise NotebookError(f"{path}: not a readable notebook ({first})") from exc
+        return nb, str(path)
+    if isinstance(path_or_nb, Mapping) and "cells" in path_or_nb:
+        return nbformat.from_dict(path_or_nb), "<notebook>"
+    raise NotebookError(f"path_or_nb must be a notebook path or node, got {type(path_or_nb)!r}")
+
+
+def nbgrader_meta(cell) -> Mapping:
+    """The cell's nbgrader metadata (empty when it has none or it is not a mapping)."""
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def answer_cells(nb) -> list:
+    return [
+        c
+        for c in nb.get("cells", [])
+        if c.get("cell_type") == "code" and nbgrader_meta(c).get("solution")
+    ]
+
+
+_KEEP_CELL_MAGICS = ("%%time", "%%timeit", "%%capture")
+
+
+def _strip_magics(source: str) -> str:
+    """IPython magics and shell lines (% !) commented out; other cell magics drop the cell."""
+    lines = source.splitlines()
+    first = lines[0].lstrip() if lines else ""
+    if first.startswith("%%") and not first.startswith(_KEEP_CELL_MAGICS):
+        return "\n".join("# " + line for line in lines)
+    out = []
+    for line in lines:
+        stripped = line.lstrip()
+        if stripped.startswith(("%", "!")):
+            out.append(line[: len(line) - len(stripped)] + "# " + stripped)
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def answer_source(nb) -> tuple[str, list[tuple[int, str]]]:
+    """The module the grader imports: ``import math``, ``import numpy as np``, the answer cells.
+
+    Returns the source and, for each cell, (first line number, grade id) so that an
+    error at a line can be traced back to its cell.
+    """
+    parts = ["import math", "import numpy as np", ""]
+    starts: list[tuple[int, str]] = []
+    line = len(parts) + 1
+    for cell in answer_cells(nb):
+        grade_id = str(nbgrader_meta(cell).get("grade_id", "?"))
+        src = cell.get("source", "")
+        src = "".join(src) if isinstance(src, list) else str(src)
+        body = _strip_magics(src)
+        parts.append(f"# --- answer cell {grade_id}")
+        starts.append((line + 1, grade_id))
+        parts.append(body)
+        parts.append("")
+        line += 2 + body.count("\n") + 1
+    return "\n".join(parts) + "\n", starts
+
+
+def where(lineno: int | None, starts: list[tuple[int, str]]) -> str:
+    if not lineno:
+        return "the answer cells"
+    cell, first = "the answer cells", 1
+    for start, grade_id in starts:
+        if lineno >= start:
+            cell, first = f"answer cell {grade_id}", start
+    return f"{cell}, line {lineno - first + 1}"
+
+
+def function_for_grade_id(grade_id: str, names: Iterable[str]) -> str | None:
+    """The graded function a grade cell tests: the longest name with ``test_<name>`` a prefix."""
+    best = None
+    for name in names:
+        if str(grade_id).startswith(f"test_{name}") and (best is None or len(name) > len(best)):
+            best = name
+    return best
+
+
+def grade_cells(nb) -> list:
+    return [
+        c
+        for c in nb.get("cells", [])
+        if nbgrader_meta(c).get("grade") and c.get("cell_type") == "code"
+    ]
+
+
+def functions_of(nb, label: str, checks) -> list[str]:
+    """The graded functions of a notebook: those its grade cells test, then its assignment's."""
+    names: list[str] = []
+    for cell in grade_cells(nb):
+        fn = function_for_grade_id(str(nbgrader_meta(cell).get("grade_id", "")), checks.CHECKS)
+        if fn is not None and fn not in names:
+            names.append(fn)
+    stem = Path(label).stem
+    if stem in ASSIGNMENTS:
+        for check in checks.checks_for(stem):
+            if check.name not in names:
+                names.append(check.name)
+    return names

@@ -1,0 +1,246 @@
+"""Verdicts: what a learner's function did on each case, judged against the reference.
+
+``cases_of(check, seed)`` and ``expectations(check, cases)`` are computed before any
+learner code runs; ``outcome_of`` reads what a call did (``helpers.teacher.calling``);
+``judge`` turns the outcomes into a ``FunctionResult`` whose message names the function,
+the case, the known mistake when the output matches one, and the exercise to revisit.
+A ``Report`` holds the results of one notebook.
+"""
+
+from __future__ import annotations
+
+import secrets
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from helpers.teacher import checks
+from helpers.teacher.codec import Opaque, contains_opaque, decode, describe
+
+
+@dataclass
+class FunctionResult:
+    """The verdict for one graded function."""
+
+    name: str
+    passed: bool
+    message: str
+    mistake: str | None = None
+    cases: int = 0
+
+    @property
+    def verdict(self) -> str:
+        return "passed" if self.passed else "FAILED"
+
+
+@dataclass
+class Report:
+    """The verdicts for one notebook, in notebook order."""
+
+    notebook: str
+    seed: int
+    results: list[FunctionResult] = field(default_factory=list)
+    problem: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        """True when every graded function passed."""
+        return all(r.passed for r in self.results)
+
+    def __repr__(self) -> str:
+        # short, because a notebook's last cell shows it right under the printed table
+        passed = sum(r.passed for r in self.results)
+        return f"<Report {self.notebook}: {passed}/{len(self.results)} passed, seed {self.seed}>"
+
+    def __getitem__(self, name: str) -> FunctionResult:
+        for result in self.results:
+            if result.name == name:
+                return result
+        raise KeyError(name)
+
+    def __contains__(self, name: object) -> bool:
+        return any(r.name == name for r in self.results)
+
+    def table(self) -> str:
+        """A plain-text table: function, verdict, message (its first line)."""
+        return _table([(r.name, r.verdict, r.message) for r in self.results])
+
+
+def _table(rows: list[tuple[str, str, str]]) -> str:
+    head = ("function", "verdict", "message")
+    w0 = max([len(head[0])] + [len(r[0]) for r in rows])
+    w1 = max([len(head[1])] + [len(r[1]) for r in rows])
+    lines = [f"{head[0]:<{w0}}  {head[1]:<{w1}}  {head[2]}", f"{'-' * w0}  {'-' * w1}  {'-' * 7}"]
+    for name, verdict, message in rows:
+        first = message.splitlines()[0] if message else ""
+        lines.append(f"{name:<{w0}}  {verdict:<{w1}}  {first}")
+    return "\n".join(lines)
+
+
+@dataclass
+class Raises:
+    """The expected outcome of a case on bad input: a ValueError."""
+
+    message: str
+
+
+@dataclass
+class Outcome:
+    """What a learner's function did on one case."""
+
+    value: Any = None
+    error: dict | None = None  # {"type", "message", "value_error", "not_implemented"}
+    mutated: bool = False
+    files: tuple[str, str] | None = None
+
+
+def case_rng(seed: int, name: str) -> np.random.Generator:
+    """The random generator of one function's cases: depends on the seed and the name only."""
+    return np.random.default_rng([int(seed), zlib.crc32(name.encode("utf-8"))])
+
+
+def cases_of(check, seed: int) -> list:
+    """The fixed cases of ``check``, then its random cases of ``seed``."""
+    return list(check.fixed()) + list(check.random(case_rng(seed, check.name)))
+
+
+def expectations(check, cases: list) -> list:
+    """The reference output of every case, or ``Raises`` where the input is bad."""
+    wants = []
+    for case in cases:
+        try:
+            wants.append(checks.expected(check, case))
+        except ValueError as exc:  # bad input: the learner's function must raise too
+            wants.append(Raises(str(exc)))
+    return wants
+
+
+def new_seed() -> int:
+    """A fresh seed for the random cases."""
+    return secrets.randbelow(10**9)
+
+
+def _label(case) -> str:
+    return getattr(case, "label", "") or "a case"
+
+
+def judge(check, cases: list, wants: list, outcomes: list, replay: str) -> FunctionResult:
+    """The verdict for one function from its outcomes (one per case, in order)."""
+    name = check.name
+    n = len(cases)
+    for case, want, outcome in zip(cases, wants, outcomes):
+        failure = judge_case(check, case, want, outcome)
+        if failure is not None:
+            text, mistake = failure
+            err = outcome.error or {}
+            if err.get("not_implemented") or err.get("missing"):
+                replay = ""  # the cases do not matter: no need to replay them
+            return FunctionResult(
+                name,
+                False,
+                message(check, text, mistake, replay),
+                mistake.name if mistake is not None else None,
+                n,
+            )
+    return FunctionResult(
+        name, True, f"all {n} checks passed" if n != 1 else "1 check passed", None, n
+    )
+
+
+def message(check, text: str, mistake, replay: str) -> str:
+    lines = [text]
+    if mistake is not None:
+        lines.append(f"This looks like a known mistake ({mistake.name}): {mistake.message}")
+    if getattr(check, "section", ""):
+        lines.append(f"See {check.section}.")
+    if replay:
+        lines.append(replay)
+    return "\n".join(lines)
+
+
+def judge_case(check, case, want, outcome: Outcome):
+    """None when the case passed, else (what went wrong, the named mistake or None)."""
+    name = check.name
+    label = _label(case)
+    err = outcome.error
+    if err is not None:
+        etype = err.get("type", "an error")
+        if err.get("not_implemented"):
+            return f"{name} is not written yet (it raises NotImplementedError).", None
+        if err.get("timeout"):
+            text = f"{name} did not finish within {err.get('seconds')} s on {label}"
+            return f"{text} (an endless loop?).", None
+        if err.get("died"):
+            return f"{name} ended the grading process on {label}: {err.get('message')}.", None
+        if err.get("missing"):
+            return str(err.get("message")), None
+        if isinstance(want, Raises) and err.get("value_error"):
+            return None
+        if etype == "SystemExit":
+            return f"{name} called sys.exit() on {label}.", None
+        msg = str(err.get("message", ""))
+        detail = f"{etype}: {msg}" if msg else etype
+        if isinstance(want, Raises):
+            return f"{name} should raise ValueError on {label}, but it raised {detail}.", None
+        return f"{name} raised {detail} on {label}.", None
+    if isinstance(want, Raises):
+        text = (
+            f"{name} should raise ValueError on {label} (bad input needs a clear error: "
+            f"{want.message}), but it returned {describe(outcome.value)}."
+        )
+        return text, None
+    if check.kind == "files":
+        if outcome.files is None:
+            return f"{name} did not write both files on {label}.", None
+        ok, detail = check.judge_files(*outcome.files)
+        if not ok:
+            return f"{name} wrote wrong files on {label}: {detail}", None
+        return _mutation_failure(check, label, outcome)
+    opaque = contains_opaque(outcome.value)
+    if opaque is not None:
+        return f"{name} returned {describe(opaque)} on {label}, not plain numbers.", None
+    try:
+        got = checks.normalize(check.kind, outcome.value)
+    except (ValueError, TypeError) as exc:
+        return f"{name} on {label}: {exc}", None
+    ok, detail = checks.agree(check.kind, got, want)
+    if not ok:
+        mistake = checks.diagnose(check, case, got)
+        if mistake is None and outcome.mutated and check.check_mutation:
+            mistake = checks.mutation_mistake(check)
+        return f"{name} is wrong on {label}: {detail}", mistake
+    return _mutation_failure(check, label, outcome)
+
+
+def _mutation_failure(check, label: str, outcome: Outcome):
+    if check.check_mutation and outcome.mutated:
+        return f"{check.name} changed its input on {label}.", checks.mutation_mistake(check)
+    return None
+
+
+def outcome_of(reply: dict) -> Outcome:
+    """The ``Outcome`` of one call as ``helpers.teacher.calling.call`` described it.
+
+    The description may come from the learner's process: every field is checked and cut
+    to size, and the value is decoded as plain data only.
+    """
+    error = reply.get("error")
+    if error is not None:
+        if not isinstance(error, dict):
+            error = {"type": "Error", "message": str(error)[:200]}
+        clean = {
+            "type": str(error.get("type", "Error"))[:80],
+            "message": str(error.get("message", ""))[:500],
+            "value_error": error.get("value_error") is True,
+            "not_implemented": error.get("not_implemented") is True,
+        }
+        if error.get("missing") is True:
+            clean["missing"] = True
+        return Outcome(error=clean)
+    try:
+        value = decode(reply.get("value"))
+    except RecursionError:
+        value = Opaque("value", "nested too deep")
+    return Outcome(value=value, mutated=reply.get("mutated") is True)

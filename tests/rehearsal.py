@@ -1,0 +1,102 @@
+"""Rehearsing a class: learner notebooks filled with the source's solutions, some broken.
+
+``make_submission`` writes what a learner would submit: the released notebook with the
+solutions of the instructor notebook typed into its answer cells, and chosen functions
+left as stubs or made wrong. The classroom tests, the sandbox tests, the browser test and
+the class benchmark rehearse a class with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+
+def _solution_lines(source: str) -> str:
+    keep = [
+        ln
+        for ln in source.splitlines()
+        if ln.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION")
+    ]
+    return "\n".join(keep)
+
+
+def solution_cells(source_nb) -> dict[str, str]:
+    """``grade_id -> source`` of every answer cell of an instructor notebook, markers removed."""
+    out = {}
+    for cell in source_nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("solution") and cell.cell_type == "code":
+            out[meta["grade_id"]] = _solution_lines(cell.source)
+    return out
+
+
+def _break(code: str, how: str) -> str:
+    """An answer cell made wrong: the stub, or every function's result changed."""
+    if how == "stub":
+        return _stub(code)
+    names = [ln.split("(")[0][4:].strip() for ln in code.splitlines() if ln.startswith("def ")]
+    wraps = []
+    for name in names:
+        wraps.append(
+            f"\n_{name}_right = {name}\n"
+            f"def {name}(*args, **kwargs):\n"
+            f"    out = _{name}_right(*args, **kwargs)\n"
+            f"    try:\n"
+            f"        return np.asarray(out, dtype=float) + 0.5\n"
+            f"    except (TypeError, ValueError):\n"
+            f"        return None\n"
+        )
+    return code + "\n" + "".join(wraps)
+
+
+def _stub(code: str) -> str:
+    lines, out, in_def = code.splitlines(), [], False
+    for ln in lines:
+        if ln.startswith("def "):
+            out.append(ln)
+            out.append("    raise NotImplementedError()")
+            in_def = True
+        elif in_def and (ln.startswith((" ", "\t")) or not ln.strip()):
+            continue
+        else:
+            in_def = False
+            out.append(ln)
+    return "\n".join(out)
+
+
+def make_submission(
+    release_nb: Path,
+    source_nb: Path,
+    out: Path,
+    broken: Iterable[str] = (),
+    how: str = "stub",
+) -> None:
+    """Write ``out``: the learner notebook with the source's solutions filled in.
+
+    Answer cells whose grade id (``answer_<function>``) is in ``broken`` are made wrong:
+    ``how="stub"`` leaves the stub, ``how="wrong"`` shifts every returned value by 0.5.
+    """
+    import nbformat
+
+    if how not in ("stub", "wrong"):
+        raise ValueError(f"how must be 'stub' or 'wrong', got {how!r}")
+    broken = set(broken)
+    answers = solution_cells(nbformat.read(source_nb, as_version=4))
+    nb = nbformat.read(release_nb, as_version=4)
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        gid = meta.get("grade_id")
+        if meta.get("solution") and gid in answers:
+            cell.source = answers[gid] if gid not in broken else _break(answers[gid], how)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, out)
+
+
+def answer_ids(source_nb: Path) -> list[str]:
+    """The grade ids of the graded answer cells (``answer_*``) of an instructor notebook."""
+    import nbformat
+
+    return [
+        g for g in solution_cells(nbformat.read(source_nb, as_version=4)) if g.startswith("answer_")
+    ]
