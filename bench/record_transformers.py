@@ -5,7 +5,7 @@ Run once, where torch and transformers are installed (not in the course's .venv)
     python3 -m venv /tmp/hfvenv && /tmp/hfvenv/bin/pip install torch transformers
     /tmp/hfvenv/bin/python bench/record_transformers.py
 
-It writes ``tests/data/transformers_rope_t5.json`` (about 0.5 MB), which the tests of
+It writes ``tests/data/transformers_rope_t5.json`` (about 0.6 MB), which the tests of
 notebooks 09_families and 10_long_context read (they need neither torch nor transformers):
 
 - ``t5_buckets``: ``T5Attention._relative_position_bucket`` for every rel in [-5000, 5000],
@@ -183,7 +183,8 @@ def main() -> int:
     }
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(data, separators=(",", ":")) + "\n", encoding="utf-8")
-    counts = {t: sum(r["rope_type"] == t for r in data["rope"]) for t in ("default", "linear")}
+    types = ("default", "linear", "dynamic", "yarn", "llama3")
+    counts = {t: sum(r["rope_type"] == t for r in data["rope"]) for t in types}
     print(
         f"wrote {OUT} ({OUT.stat().st_size / 1e6:.2f} MB): transformers {transformers.__version__}, "
         f"torch {torch.__version__}, {len(data['t5_buckets'])} bucket settings, "
