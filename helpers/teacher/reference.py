@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from pathlib import Path
 
 import numpy as np
@@ -763,3 +764,315 @@ def write_report(json_path, md_path) -> dict:
         lines.append(f"| {key} | {json.dumps(value)} |")
     Path(md_path).write_text("\n".join(lines) + "\n", encoding="utf-8")
     return report
+
+
+# --------------------------------------------------------------------------- 09_families
+
+
+def learned_lookup(table, positions) -> np.ndarray:
+    """A learned absolute position table, read row by row (notebook 09_families).
+
+    out[..., :] = table[positions[...], :]   (GPT-2 / BERT style; 512 x 32 = 16,384 parameters)
+    There is no row past the last one: a position < 0 or >= max_len is a ValueError,
+    never wrapped around, never clipped to the last row.
+    # shapes: table (max_len, d), positions any shape -> positions.shape + (d,); a new array
+    """
+    table = validate.matrix(table, "table", ndim=2)
+    max_len = table.shape[0]
+    p = validate.positions(positions, "positions", allow_negative=True)
+    outside = (p < 0) | (p >= max_len)
+    if np.any(outside):
+        bad = sorted({int(v) for v in p[outside].ravel()[:5]})
+        raise ValueError(
+            f"positions must lie in 0 .. max_len - 1 = {max_len - 1}: the table has "
+            f"max_len={max_len} rows and no row for position(s) {bad}"
+        )
+    return table[p.astype(np.int64)]
+
+
+def relative_positions(q_len, k_len) -> np.ndarray:
+    """Key position minus query position (notebook 09_families).
+
+    rel[i, j] = j - i   (T5's memory_position - context_position)
+    # shape: (q_len, k_len), int64
+    """
+    return _key_minus_query(validate.count(q_len, "q_len"), validate.count(k_len, "k_len"))
+
+
+def _key_minus_query(n: int, m: int) -> np.ndarray:
+    return np.arange(m, dtype=np.int64)[None, :] - np.arange(n, dtype=np.int64)[:, None]
+
+
+def _t5_settings(num_buckets, max_distance) -> tuple[int, int]:
+    num_buckets = validate.count(num_buckets, "num_buckets", minimum=4)
+    if num_buckets % 2:
+        raise ValueError(f"num_buckets must be an even integer >= 4, got {num_buckets!r}")
+    max_distance = validate.count(max_distance, "max_distance", minimum=num_buckets // 2 + 1)
+    return num_buckets, max_distance
+
+
+def t5_bucket(rel, bidirectional: bool = True, num_buckets=32, max_distance=128) -> np.ndarray:
+    """T5's bucket of each relative position rel = j - i (notebook 09_families).
+
+    Bidirectional: nb = num_buckets // 2 buckets per sign, rel > 0 shifted by nb, r = |rel|;
+    unidirectional: nb = num_buckets, r = -min(rel, 0) (future keys fall in bucket 0).
+    With e = nb // 2 exact buckets:
+        bucket(r) = r                                                          if r < e
+        bucket(r) = min(nb - 1, e + floor(log(r / e) / log(max_distance / e) * (nb - e)))
+    as Hugging Face transformers' ``T5Attention._relative_position_bucket``.
+    # shape: same as rel, int64
+    """
+    num_buckets, max_distance = _t5_settings(num_buckets, max_distance)
+    r = validate.positions(rel, "rel", allow_negative=True).astype(np.int64)
+    nb = num_buckets
+    if bidirectional:
+        nb //= 2
+        offset = np.where(r > 0, nb, 0)
+        r = np.abs(r)
+    else:
+        offset = np.zeros_like(r)
+        r = -np.minimum(r, 0)
+    exact = nb // 2
+    logs = np.log(np.maximum(r, exact) / exact) / math.log(max_distance / exact)
+    large = np.minimum(exact + np.floor(logs * (nb - exact)).astype(np.int64), nb - 1)
+    return (offset + np.where(r < exact, r, large)).astype(np.int64)
+
+
+def t5_bias(bucket_bias, q_len, k_len, bidirectional: bool = True, max_distance=128) -> np.ndarray:
+    """T5's learned scalar bias, one per bucket and head (notebook 09_families).
+
+    bias[h, i, j] = bucket_bias[t5_bucket(j - i), h],  num_buckets = bucket_bias.shape[0]
+    # shapes: bucket_bias (num_buckets, n_heads) -> (n_heads, q_len, k_len)
+    """
+    bb = validate.matrix(bucket_bias, "bucket_bias", ndim=2)
+    if bb.shape[0] < 4 or bb.shape[0] % 2:
+        raise ValueError(
+            "bucket_bias must have an even number >= 4 of rows (one per bucket), "
+            f"got shape {bb.shape}"
+        )
+    buckets = t5_bucket(relative_positions(q_len, k_len), bidirectional, bb.shape[0], max_distance)
+    return np.moveaxis(bb[buckets], -1, 0)  # (q_len, k_len, n_heads) -> (n_heads, q_len, k_len)
+
+
+def shaw_scores(Q, K, rel_k, max_rel) -> np.ndarray:
+    """Shaw, Uszkoreit and Vaswani's relative scores (notebook 09_families).
+
+    e[i, j] = Q[i] . (K[j] + rel_k[clip(j - i, -max_rel, max_rel) + max_rel]) / sqrt(d)
+    # shapes: Q (n, d), K (m, d), rel_k (2 max_rel + 1, d) -> (n, m)
+    """
+    Q = validate.matrix(Q, "Q", ndim=2)
+    K = validate.matrix(K, "K", ndim=2)
+    R = validate.matrix(rel_k, "rel_k", ndim=2)
+    max_rel = validate.count(max_rel, "max_rel", minimum=0)
+    n, d = Q.shape
+    m = K.shape[0]
+    if K.shape[1] != d:
+        raise ValueError(f"Q and K must share d, got shapes {Q.shape} and {K.shape}")
+    if R.shape != (2 * max_rel + 1, d):
+        raise ValueError(
+            f"rel_k must have shape (2 * max_rel + 1, d) = {(2 * max_rel + 1, d)}, got {R.shape}"
+        )
+    rows = np.clip(_key_minus_query(n, m), -max_rel, max_rel) + max_rel  # (n, m)
+    rel_part = np.take_along_axis(Q @ R.T, rows, axis=1)  # Q[i] . rel_k[rows[i, j]]
+    return (Q @ K.T + rel_part) / np.sqrt(d)
+
+
+def causal_attention(Q, K, V) -> np.ndarray:
+    """Attention with a causal mask: query i sees keys j <= i only (notebook 09_families).
+
+    causal_attention(Q, K, V) = softmax(Q K^T / sqrt(d_k) + M) V,  M[i, j] = -inf for j > i, else 0
+    # shapes: Q (n, d_k), K (m, d_k), V (m, d_v) -> (n, d_v)
+    """
+    Q = validate.matrix(Q, "Q")
+    K = validate.matrix(K, "K")
+    if Q.ndim < 2 or K.ndim < 2:
+        raise ValueError(
+            f"Q and K must be at least 2-dimensional, got shapes {Q.shape} and {K.shape}"
+        )
+    mask = np.where(_key_minus_query(Q.shape[-2], K.shape[-2]) > 0, -np.inf, 0.0)
+    return attention(Q, K, V, bias=mask)
+
+
+def _projections(X, Wq, Wk, Wv) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(X Wq, X Wk, X Wv), with the shape checks of self_attention."""
+    X = validate.matrix(X, "X", ndim=2)
+    out = []
+    for name, W in (("Wq", Wq), ("Wk", Wk), ("Wv", Wv)):
+        W = validate.matrix(W, name, ndim=2)
+        if W.shape[0] != X.shape[1]:
+            raise ValueError(f"{name} must have {X.shape[1]} rows to match X, got shape {W.shape}")
+        out.append(X @ W)
+    return out[0], out[1], out[2]
+
+
+def causal_order_gap(X, Wq, Wk, Wv, perm) -> float:
+    """Order leaks in through the causal mask, with no positions at all (notebook 09_families).
+
+    gap = max |CSA(X[perm]) - CSA(X)[perm]|,  CSA(X) = causal_attention(X Wq, X Wk, X Wv)
+    (clearly > 0 for any perm but the identity: the NoPE observation)
+    """
+    X = validate.matrix(X, "X", ndim=2)
+    p = _permutation(perm, X.shape[0])
+    shuffled = causal_attention(*_projections(X[p], Wq, Wk, Wv))
+    unshuffled = causal_attention(*_projections(X, Wq, Wk, Wv))[p]
+    return float(np.max(np.abs(shuffled - unshuffled)))
+
+
+# --------------------------------------------------------------------------- 10_long_context
+
+
+def _factor(factor) -> float:
+    if isinstance(factor, bool) or not isinstance(factor, numbers.Real):
+        raise ValueError(f"factor must be a finite number >= 1, got {factor!r}")  # noqa: TRY004
+    value = float(factor)
+    if not math.isfinite(value) or value < 1:
+        raise ValueError(f"factor must be a finite number >= 1, got {factor!r}")
+    return value
+
+
+def _positive(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")  # noqa: TRY004
+    out = float(value)
+    if not math.isfinite(out) or out <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return out
+
+
+def _ntk_dim(d) -> int:
+    d = validate.dim(d)
+    if d < 4:
+        raise ValueError(f"d must be an even integer >= 4 for NTK scaling (d / (d - 2)), got {d!r}")
+    return d
+
+
+def pi_thetas(d, base, factor) -> np.ndarray:
+    """Position interpolation (Chen et al. 2023) (notebook 10_long_context).
+
+    theta'_i = theta_i / factor   (Hugging Face rope_type="linear")
+    # shape: (d // 2,)
+    """
+    return thetas(d, base) / _factor(factor)
+
+
+def ntk_base(base, factor, d) -> float:
+    """The base of NTK-aware scaling (bloc97 2023) (notebook 10_long_context).
+
+    base' = base * factor ** (d / (d - 2))
+    """
+    base = validate.base(base)
+    factor = _factor(factor)
+    d = _ntk_dim(d)
+    return base * factor ** (d / (d - 2))
+
+
+def ntk_thetas(d, base, factor) -> np.ndarray:
+    """NTK-aware rates: the usual rates with the base ntk_base(base, factor, d) (notebook 10_long_context).
+
+    theta'_i = ntk_base(base, factor, d) ** (-2 i / d)
+    # shape: (d // 2,)
+    """
+    return thetas(d, ntk_base(base, factor, d))
+
+
+def dynamic_ntk_thetas(d, base, factor, seq_len, original_max) -> np.ndarray:
+    """Dynamic NTK scaling, the base grows with the sequence (notebook 10_long_context).
+
+    s = max(seq_len, original_max)
+    base' = base * (factor * s / original_max - (factor - 1)) ** (d / (d - 2))
+    theta'_i = base' ** (-2 i / d)   (Hugging Face rope_type="dynamic")
+    # shape: (d // 2,)
+    """
+    d = _ntk_dim(d)
+    base = validate.base(base)
+    factor = _factor(factor)
+    seq_len = validate.count(seq_len, "seq_len")
+    original_max = validate.count(original_max, "original_max")
+    s = max(seq_len, original_max)
+    return thetas(d, base * (factor * s / original_max - (factor - 1)) ** (d / (d - 2)))
+
+
+def yarn_thetas(
+    d, base, factor, original_max, beta_fast=32, beta_slow=1
+) -> tuple[np.ndarray, float]:
+    """YaRN (Peng et al. 2023): a ramp between extrapolated and interpolated pairs (notebook 10_long_context).
+
+    Correction dim of b rotations over original_max: c(b) = d ln(original_max / (2 pi b)) / (2 ln base)
+    low = max(floor(c(beta_fast)), 0),  high = min(ceil(c(beta_slow)), d - 1)  (high += 0.001 if equal)
+    ramp_i = clip((i - low) / (high - low), 0, 1)
+    theta'_i = theta_i / factor * ramp_i + theta_i * (1 - ramp_i)
+    attention_factor = 0.1 ln(factor) + 1   (1.0 when factor <= 1)
+    As Hugging Face rope_type="yarn" with its defaults (truncate=True, no mscale).
+    # shape: ((d // 2,), float)
+    """
+    d = validate.dim(d)
+    base = validate.base(base)
+    factor = _factor(factor)
+    original_max = validate.count(original_max, "original_max")
+    beta_fast = _positive(beta_fast, "beta_fast")
+    beta_slow = _positive(beta_slow, "beta_slow")
+
+    def correction_dim(rotations: float) -> float:
+        return d * math.log(original_max / (rotations * 2 * math.pi)) / (2 * math.log(base))
+
+    low = max(math.floor(correction_dim(beta_fast)), 0)
+    high = min(math.ceil(correction_dim(beta_slow)), d - 1)
+    if low == high:
+        high += 0.001
+    ramp = np.clip((np.arange(d // 2, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
+    th = thetas(d, base)
+    attention_factor = 0.1 * math.log(factor) + 1.0 if factor > 1 else 1.0
+    return th / factor * ramp + th * (1.0 - ramp), attention_factor
+
+
+def llama3_thetas(
+    d, base, factor, original_max, low_freq_factor=1.0, high_freq_factor=4.0
+) -> np.ndarray:
+    """Llama 3's rates: slow pairs interpolated, fast pairs kept, smooth between (notebook 10_long_context).
+
+    wavelength w_i = 2 pi / theta_i
+    w_i > original_max / low_freq_factor:   theta'_i = theta_i / factor
+    w_i < original_max / high_freq_factor:  theta'_i = theta_i
+    otherwise, s = (original_max / w_i - low_freq_factor) / (high_freq_factor - low_freq_factor):
+        theta'_i = (1 - s) theta_i / factor + s theta_i
+    As Hugging Face rope_type="llama3".
+    # shape: (d // 2,)
+    """
+    th = thetas(d, base)
+    factor = _factor(factor)
+    original_max = validate.count(original_max, "original_max")
+    low = _positive(low_freq_factor, "low_freq_factor")
+    high = _positive(high_freq_factor, "high_freq_factor")
+    if high <= low:
+        raise ValueError(
+            f"high_freq_factor must be greater than low_freq_factor={low_freq_factor!r}, "
+            f"got {high_freq_factor!r}"
+        )
+    w = 2 * np.pi / th
+    smooth = (original_max / w - low) / (high - low)
+    medium = th * ((1.0 - smooth) / factor + smooth)
+    return np.where(
+        w > original_max / low, th / factor, np.where(w < original_max / high, th, medium)
+    )
+
+
+def unseen_angle_pairs(train_thetas, new_thetas, train_len, new_len) -> int:
+    """How many pairs meet angles the training never came near (notebook 10_long_context).
+
+    Pair i counts when it never finished a turn in training, (train_len - 1) theta_i < 2 pi,
+    and at new_len goes past the angle of the first unseen position:
+        (new_len - 1) theta'_i > train_len theta_i (1 + 1e-12)
+    (d = 128, base 1e4, train_len 4096, new_len = factor * 4096 for factors 2 .. 32:
+    plain RoPE 18, NTK-aware 17, position interpolation, YaRN and Llama 3 0)
+    """
+    old = validate.matrix(train_thetas, "train_thetas", ndim=1)
+    new = validate.matrix(new_thetas, "new_thetas", ndim=1)
+    if new.shape != old.shape:
+        raise ValueError(
+            f"new_thetas must have the length of train_thetas ({old.shape[0]}), got shape {new.shape}"
+        )
+    train_len = validate.count(train_len, "train_len")
+    new_len = validate.count(new_len, "new_len")
+    slow = (train_len - 1) * old < 2 * np.pi
+    beyond = (new_len - 1) * new > train_len * old * (1 + 1e-12)
+    return int(np.count_nonzero(slow & beyond))
