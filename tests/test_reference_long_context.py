@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers.teacher import mistakes_0910 as wrong
 from helpers import reference as ref
+from helpers.teacher import mistakes_0910 as wrong
 
 DATA = Path(__file__).parent / "data" / "transformers_rope_t5.json"
 RTOL = 1e-6
