@@ -91,6 +91,13 @@ CLAIMS = [
         r"\n  64 .*?" + NUMBER + r"% /",
     ),
     (
+        "02_sincos",
+        "clock",
+        r"\(\$" + NUMBER + r"\$ at \$d = 512\$",
+        "wavelengths-measure",
+        r"the last pair turns " + NUMBER,
+    ),
+    (
         "03_norm",
         "every-base-intro",
         r"at most \$" + NUMBER,
@@ -334,6 +341,27 @@ CLAIMS = [
         r"\(\S+ and " + NUMBER + " for heads",
         "extrapolation-code",
         r"\[\s*(?:\S+\s+){7}" + NUMBER,
+    ),
+    (
+        "07_alibi",
+        "length-figure",
+        r"head 1 is at " + NUMBER,
+        "length-figure-code",
+        r"at L = 1024, mean distance per head: \[\s*(?:\S+\s+){0}" + NUMBER,
+    ),
+    (
+        "07_alibi",
+        "length-figure",
+        r"head 7 is at " + NUMBER,
+        "length-figure-code",
+        r"at L = 1024, mean distance per head: \[\s*(?:\S+\s+){6}" + NUMBER,
+    ),
+    (
+        "07_alibi",
+        "length-figure",
+        r"head 8 at " + NUMBER,
+        "length-figure-code",
+        r"at L = 1024, mean distance per head: \[\s*(?:\S+\s+){7}" + NUMBER,
     ),
     (
         "08_offsets",
