@@ -237,12 +237,17 @@ def test_reference_passes_every_fixed_and_random_case(name):
 
 
 def test_only_the_designated_case_raises():
+    """The reference refuses exactly the cases labelled as bad input, with a ValueError."""
+    refused = set()
     for check in C.CHECKS.values():
         for case in check.fixed():
             if raises_by_design(case):
-                assert check.name in ("dot_profile", "permutation_gap", "shift_error")
+                with pytest.raises(ValueError):
+                    C.expected(check, case)
+                refused.add(check.name)
             else:
                 C.expected(check, case)
+    assert {"dot_profile", "permutation_gap", "shift_error", "apply_rope", "angle_rates"} <= refused
 
 
 def test_random_cases_are_fresh_and_in_range():
@@ -281,7 +286,7 @@ def test_each_notebook_is_cheap_in_time_and_bytes():
                 assert size < 150_000, (check.name, case.label, size)
                 if not raises_by_design(case):
                     C.expected(check, case)
-            assert len(all_cases(check, 0)) <= 14, check.name
+            assert len(all_cases(check, 0)) <= 16, check.name
         assert time.perf_counter() - start < 1.0, assignment
 
 
@@ -289,7 +294,7 @@ def test_each_notebook_is_cheap_in_time_and_bytes():
 
 
 def test_fixed_cases_hold_the_seed_numbers():
-    pe4 = C.expected(C.CHECKS["sinusoidal_pe"], fixed_case("sinusoidal_pe", "seed table"))
+    pe4 = C.expected(C.CHECKS["sinusoidal_pe"], fixed_case("sinusoidal_pe", "article's table"))
     seed_rows = [
         [0, 1, 0, 1],
         [0.8415, 0.5403, 0.0100, 0.9999],
@@ -304,7 +309,7 @@ def test_fixed_cases_hold_the_seed_numbers():
     profile = C.expected(C.CHECKS["dot_profile"], fixed_case("dot_profile", "pos=25"))
     seed_profile = [16.00, 15.31, 13.73, 12.27, 11.78, 10.52, 10.06, 8.41, 10.47]
     np.testing.assert_allclose(profile, seed_profile, atol=5e-3)
-    assert C.expected(C.CHECKS["first_rebound"], fixed_case("first_rebound", "seed")) == 20
+    assert C.expected(C.CHECKS["first_rebound"], fixed_case("first_rebound", "article")) == 20
 
     assert C.expected(C.CHECKS["expected_norm"], fixed_case("expected_norm", "d=32")) == 4.0
     dist = C.expected(
@@ -341,7 +346,7 @@ def test_fixed_cases_hold_the_seed_numbers():
 
 
 def test_text_heatmap_fixed_case_is_the_seed_picture():
-    case = fixed_case("text_heatmap", "seed picture")
+    case = fixed_case("text_heatmap", "article's picture")
     picture = "\n".join(line[6:] for line in SEED_HEATMAP)
     ok, detail = C.agree("str", picture, C.expected(C.CHECKS["text_heatmap"], case))
     assert ok, detail
@@ -409,7 +414,7 @@ def test_mutation_mistake_changes_the_input_and_nothing_else():
     assert mistake.detect == "mutation" and mistake in check.mistakes
     assert "place" in mistake.name
     changed = 0
-    for case in check.fixed():
+    for case in (c for c in check.fixed() if not raises_by_design(c)):
         args = copy.deepcopy(case.args)
         out = mistake.impl(*args, **case.kwargs)
         ok, detail = C.agree("array", out, C.expected(check, case))
@@ -422,7 +427,7 @@ def test_mutation_mistake_changes_the_input_and_nothing_else():
 
 def test_min_pairwise_distance_noise_near_zero_is_the_self_comparison():
     check = C.CHECKS["min_pairwise_distance"]
-    case = fixed_case("min_pairwise_distance", "seed")
+    case = fixed_case("min_pairwise_distance", "1.1716")
     assert C.diagnose(check, case, 2.1e-8).name == "a row compared with itself"
     assert C.diagnose(check, case, 0.5) is None
 
@@ -609,9 +614,7 @@ def test_expected_never_changes_the_case():
             if not raises_by_design(case):
                 C.expected(check, case)
             for a, b in zip(before.args, case.args):
-                np.testing.assert_array_equal(
-                    np.asarray(a, dtype=object), np.asarray(b, dtype=object)
-                )
+                np.testing.assert_equal(a, b)  # NaN equals NaN here
 
 
 def test_expected_of_constants_and_files():

@@ -271,19 +271,33 @@ def test_answer_source_comments_out_magics_and_shell_lines():
     assert report.passed, report.table()
 
 
-def test_errors_at_import_fail_every_function_and_say_where():
-    nb = gc.edit(gc.source_notebook(), sources={"turns": "def turns(d, delta:\n    pass\n"})
+def test_an_answer_cell_that_fails_costs_only_its_functions_and_says_where():
+    """A SyntaxError, an exception at the top level or os._exit in the turns cell: turns
+    fails with what went wrong and where; every other function keeps its points."""
+    for source, words in (
+        ("def turns(d, delta:\n    pass\n", "SyntaxError at line 1"),
+        ("x = 1\nraise RuntimeError('boom')\n", "RuntimeError at line 2: boom"),
+        ("import os\nos._exit(3)\n", "exited with code 3"),
+    ):
+        nb = gc.edit(gc.source_notebook(), sources={"turns": source})
+        report = isolated.check_notebook(nb)
+        assert {r.name for r in report.results if not r.passed} == {"turns"}, report.table()
+        assert "the answer cell answer_turns could not be run" in report["turns"].message
+        assert words in report["turns"].message
+
+
+def test_a_hanging_or_patching_cell_costs_only_its_functions():
+    """An endless loop at the top level of one cell and a cell that replaces a built-in."""
+    loop = "while True:\n    pass\n" + gc.answer_cell_source("turns", gc.SOLUTIONS["turns"])
+    patch = "import builtins\nbuiltins.isinstance = lambda *a: True\n" + gc.answer_cell_source(
+        "alibi_bias", gc.SOLUTIONS["alibi_bias"]
+    )
+    nb = gc.edit(gc.source_notebook(), sources={"turns": loop, "alibi_bias": patch})
     report = isolated.check_notebook(nb)
-    assert not any(r.passed for r in report.results)
-    assert "SyntaxError in answer cell answer_turns, line 1" in report["softmax"].message
-    nb = gc.edit(gc.source_notebook(), sources={"turns": "x = 1\nraise RuntimeError('boom')\n"})
-    report = isolated.check_notebook(nb)
-    assert not any(r.passed for r in report.results)
-    assert "RuntimeError in answer cell answer_turns, line 2: boom" in report["turns"].message
-    nb = gc.edit(gc.source_notebook(), sources={"turns": "import os\nos._exit(3)\n"})
-    report = isolated.check_notebook(nb)
-    assert not any(r.passed for r in report.results)
-    assert "exited with code 3" in report["alibi_bias"].message
+    assert {r.name for r in report.results if not r.passed} == {"turns", "alibi_bias"}
+    assert "did not finish within" in report["turns"].message
+    assert "builtins.isinstance" in report["alibi_bias"].message
+    assert report["softmax"].passed and report["apply_rope"].passed
 
 
 def test_a_memory_bomb_hits_the_memory_limit_and_loses_only_its_function():
@@ -399,3 +413,93 @@ def test_wrong_answer_in_a_real_kernel_shows_only_the_message():
     )
     passed = "".join(o.get("text", "") for o in outputs["test_turns"])
     assert "turns: all" in passed
+
+
+# --------------------------------------------------------------------------- fair grades
+
+
+def _real_notebook(nb_id: str, **sources: str) -> nbformat.NotebookNode:
+    """A source notebook of the course with some answer cells replaced (grade id -> source)."""
+    nb = nbformat.read(REPO / "source" / nb_id / f"{nb_id}.ipynb", as_version=4)
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in sources:
+            cell.source = sources.pop(grade_id)
+    assert not sources, f"no such answer cells: {sorted(sources)}"
+    return nb
+
+
+def _clockwise_rope() -> str:
+    """06's answer_apply_rope with its rotation turned clockwise (its helpers kept)."""
+    nb = nbformat.read(REPO / "source" / "06_rope" / "06_rope.ipynb", as_version=4)
+    cell = next(
+        c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "answer_apply_rope"
+    )
+    wrong = cell.source.replace("x0 * s + x1 * c", "-x0 * s + x1 * c")
+    wrong = wrong.replace("x0 * c - x1 * s", "x0 * c + x1 * s")
+    assert wrong != cell.source
+    return wrong
+
+
+def test_a_wrong_function_costs_only_itself_and_its_right_caller_says_so():
+    """A clockwise apply_rope loses apply_rope only; rope_score, which calls it, is graded with
+    the reference in its place, passes, and its message points to Exercise 4."""
+    report = isolated.check_notebook(_real_notebook("06_rope", answer_apply_rope=_clockwise_rope()))
+    assert {r.name for r in report.results if not r.passed} == {"apply_rope"}, report.table()
+    assert report["apply_rope"].mistake == "clockwise rotation"
+    message = report["rope_score"].message
+    assert "rope_score is right" in message and "your apply_rope failed" in message
+    assert "Exercise 4: `apply_rope`" in message
+    assert "apply_rope" in report["rope_score"].used
+
+
+def test_the_kernel_grades_each_function_alone_too():
+    nb = _real_notebook("06_rope", answer_apply_rope=_clockwise_rope())
+    source, _ = notebook.answer_source(nb)
+    namespace: dict = {}
+    exec(compile(source, "<answers>", "exec"), namespace)  # noqa: S102
+    report = grader.self_check("06_rope", seed=3, namespace=namespace)
+    assert {r.name for r in report.results if not r.passed} == {"apply_rope"}
+    assert "your apply_rope failed" in report["rope_score"].message
+    assert namespace["apply_rope"].__name__ == "apply_rope"  # the learner's, put back
+    learners = namespace["apply_rope"]
+    assert learners.__code__.co_filename == "<answers>"  # the learner's own, put back
+
+
+def test_an_empty_recap_costs_nothing():
+    """03_norm recaps 02's functions; left as stubs, every graded function of 03 still passes."""
+    recap = (
+        "def angle_rates(d, base=10000.0):\n    raise NotImplementedError()\n\n\n"
+        "def sinusoidal_pe(max_len, d, base=10000.0):\n    raise NotImplementedError()\n"
+    )
+    report = isolated.check_notebook(_real_notebook("03_norm", recap_sincos=recap))
+    assert report.passed, report.table()
+
+
+def test_the_course_s_public_modules_may_be_imported_in_answer_cells():
+    nb = nbformat.read(REPO / "source" / "06_rope" / "06_rope.ipynb", as_version=4)
+    cell = next(
+        c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "answer_dot"
+    )
+    innocent = "from helpers.plots import layout_figure\nfrom helpers import validate\n"
+    report = isolated.check_notebook(
+        _real_notebook("06_rope", answer_dot=innocent + cell.source), seed=2
+    )
+    assert report.passed, report.table()
+    cheat = "from helpers.reference import thetas\n"
+    report = isolated.check_notebook(_real_notebook("06_rope", answer_thetas=cheat), seed=2)
+    assert {r.name for r in report.results if not r.passed} == {"thetas"}, report.table()
+    assert "import helpers.reference" in report["thetas"].message
+
+
+def test_a_missing_bad_input_check_earns_partial_credit():
+    """expected_norm with the right values but no ValueError for d=7 or d=True: the points
+    of the bad-input checks are lost, the others kept (1 of 6 weight units)."""
+    plain = "def expected_norm(d):\n    return math.sqrt(d / 2)\n"
+    report = isolated.check_notebook(_real_notebook("03_norm", answer_expected_norm=plain))
+    result = report["expected_norm"]
+    assert not result.passed and result.verdict == "partly"
+    assert result.score == pytest.approx(5 / 6)
+    first = result.message.splitlines()[0]
+    assert "partly right" in first and "bad input wrong" in first and "0.83 of 1 points" in first
+    assert "should raise ValueError" in result.message

@@ -38,6 +38,20 @@ def course(tmp_path_factory) -> Path:
         gc.submit(root, student, gc.submission(root, answers={**gc.SOLUTIONS, fn: body}))
     for name in TAMPERS:
         gc.submit(root, f"tamper_{name}", gc.tamper_notebook(gc.released(root), name))
+    no_position_check = gc.SOLUTIONS["apply_rope"].replace("np.any(np.asarray(pos) < 0)", "False")
+    gc.submit(
+        root,
+        "partial",
+        gc.submission(root, answers={**gc.SOLUTIONS, "apply_rope": no_position_check}),
+    )
+    plots = "from helpers.plots import layout_figure\n" + gc.answer_cell_source(
+        "softmax", gc.SOLUTIONS["softmax"]
+    )
+    gc.submit(
+        root,
+        "plots_import",
+        gc.submission(root, answers=gc.SOLUTIONS, sources={"softmax": plots}),
+    )
     teaching = gc.edit(gc.correct_submission(root), extra_cells=[("answer_softmax", TEACHING_CELL)])
     gc.submit(root, "teaching", teaching)
     gc.submit(root, "teaching_run", teaching)
@@ -185,3 +199,24 @@ def test_teaching_cells_are_not_run_while_grading(course):
     cell, marker = _teaching_cell(course, "teaching_run")
     assert [o.get("text", "") for o in cell.outputs] == ["the teaching cell ran\n"]
     assert marker.read_text() == "ran"
+
+
+def test_partial_credit_through_nbgrader(course):
+    """apply_rope right but without a ValueError for pos=-1: the bad-input share (1 of 6
+    weight units) of each of its grade cells is lost, nothing else; the feedback says what
+    was right and what was not."""
+    got = gc.scores(course, "partial")
+    want = dict(gc.full_marks())
+    for gid, pts in gc.points_of("apply_rope").items():
+        want[gid] = pytest.approx(pts * 5 / 6, abs=1e-3)
+    assert got == want
+    assert _total(course, "partial") == pytest.approx(gc.TOTAL_POINTS - 3 / 6, abs=1e-3)
+    outputs = _outputs(course, "partial")["test_apply_rope"]
+    assert [o.output_type for o in outputs] == ["stream", "execute_result"]
+    assert "partly right" in outputs[0].text and "bad input wrong" in outputs[0].text
+    assert "pos=-1" in outputs[0].text
+    assert "replay with" not in _feedback_text(course, "partial")  # the teacher's line only
+
+
+def test_an_innocent_import_of_the_course_s_plots_costs_nothing(course):
+    _assert_scores(course, "plots_import", set())

@@ -19,8 +19,8 @@ TABLE = Path(__file__).resolve().parent / "exercises.json"
 _HEADING = re.compile(r"^#+\s*Exercise\s+(\d+)\s*:\s*`([^`]+)`", re.MULTILINE)
 
 
-def _defined_names(source: str) -> list[str]:
-    """Top-level names that a cell defines (``def``, ``class`` and plain assignments)."""
+def defined_names(source: str) -> list[str]:
+    """Top-level names that a cell defines (``def``, ``class``, assignments and imports)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -31,6 +31,8 @@ def _defined_names(source: str) -> list[str]:
             names.append(node.name)
         elif isinstance(node, ast.Assign):
             names += [t.id for t in node.targets if isinstance(t, ast.Name)]
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names += [(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"]
     return names
 
 
@@ -53,7 +55,7 @@ def scan_notebook(path: Path) -> dict[str, dict]:
                 heading = (int(number), subject)
                 subjects.setdefault(subject, int(number))
         elif meta.get("solution") and str(meta.get("grade_id", "")).startswith("answer_"):
-            for name in _defined_names(cell.source):
+            for name in defined_names(cell.source):
                 if heading is not None:
                     defined.setdefault(name, heading[0])
         elif meta.get("grade"):

@@ -2,8 +2,10 @@
 
 ``check_notebook`` takes the answer cells of a notebook as submitted, computes every
 expected value before any learner code runs, starts an isolated worker
-(``helpers.teacher.channel``) that imports the answer cells as a module, sends it the
-cases and judges its replies (``helpers.teacher.verdict``). Nothing the learner's code
+(``helpers.teacher.channel``) that runs the answer cells one by one, sends it the cases
+and judges its replies (``helpers.teacher.verdict``). While one function runs, the other
+graded functions it calls answer as the reference does (the worker asks this process),
+so each function's grade depends on that function alone. Nothing the learner's code
 does inside its own process changes a verdict. ``check_command`` is
 ``python -m helpers check NB``.
 """
@@ -19,16 +21,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from helpers.teacher import checks
+from helpers.teacher import reference as ref
 from helpers.teacher.calling import ANSWERS, read_small, report_names
 from helpers.teacher.channel import Worker, WorkerDied, WorkerTimeout
-from helpers.teacher.codec import encode
+from helpers.teacher.codec import contains_opaque, decode, encode
 from helpers.teacher.notebook import (
+    AnswerCell,
     NotebookError,
-    answer_source,
+    answer_cell_list,
     functions_of,
     read_notebook,
-    where,
 )
 from helpers.teacher.verdict import (
     FunctionResult,
@@ -39,13 +44,14 @@ from helpers.teacher.verdict import (
     judge,
     message,
     new_seed,
+    note_stand_ins,
     outcome_of,
 )
 
-__all__ = ["IMPORT_TIMEOUT", "check_command", "check_notebook"]
+__all__ = ["CELL_TIMEOUT", "check_command", "check_notebook"]
 
-# Seconds the answer cells may take to import in the worker.
-IMPORT_TIMEOUT = 20.0
+# Seconds one answer cell may take to run in the worker.
+CELL_TIMEOUT = 10.0
 
 
 @dataclass
@@ -57,38 +63,134 @@ class _Plan:
     wants: list
 
 
-def _load_failure(error: dict, attempts: list, starts: list) -> str:
-    blocked = _attempt_text(attempts)
-    if blocked:
-        return f"the answer cells could not be imported: {blocked}"
-    if error.get("died"):
-        return f"the answer cells could not be imported: {error['message']}"
-    if error.get("timeout"):
-        return (
-            f"the answer cells could not be imported: they did not finish within "
-            f"{IMPORT_TIMEOUT:.0f} s (an endless loop at the top level of a cell?)"
-        )
-    etype, msg = error.get("type", "an error"), error.get("message", "")
-    cell = where(error.get("line"), starts)
-    if etype == "SystemExit":
-        return f"the answer cells could not be imported: {cell} calls sys.exit()"
-    return f"the answer cells could not be imported: {etype} in {cell}: {msg}"
-
-
-def _is_helpers_attempt(attempt) -> bool:
-    return str(attempt).startswith(("import helpers", "open "))
-
-
 def _attempt_text(attempts: list) -> str:
     if not attempts:
         return ""
     first = str(attempts[0])
-    if _is_helpers_attempt(first):
+    if first.startswith(("import helpers", "open ")):
         return (
-            f"they tried to use the course's own code ({first}); answers must be written "
-            f"in the answer cells, not imported from helpers"
+            f"it tried to use the course's own code ({first}); answers must be written "
+            f"in the answer cells (the course's plots, widgets and validate may be imported)"
         )
-    return f"they tried something grading does not allow ({first})"
+    return f"it tried something grading does not allow ({first})"
+
+
+def _cell_problem(reply: dict, cell: AnswerCell) -> str | None:
+    """What went wrong when the worker ran one answer cell, in plain words, or None."""
+    attempts = [str(a) for a in reply.get("attempts") or []]
+    changed = [str(c) for c in reply.get("changed") or []]
+    if reply.get("ok") and not attempts and not changed:
+        return None
+    if attempts:
+        return _attempt_text(attempts)
+    if changed:
+        return (
+            f"it replaces {', '.join(changed[:3])}, which grading does not allow "
+            f"(the change was undone for the other answer cells)"
+        )
+    if reply.get("timeout"):
+        return (
+            f"it did not finish within {CELL_TIMEOUT:.0f} s "
+            f"(an endless loop at the top level of the cell?)"
+        )
+    error = reply.get("error") if isinstance(reply.get("error"), dict) else {}
+    etype, msg = str(error.get("type", "an error"))[:80], str(error.get("message", ""))[:300]
+    line = error.get("line")
+    at = f" at line {int(line) - cell.line + 1}" if isinstance(line, int) else ""
+    if etype == "SystemExit":
+        return f"it calls sys.exit(){at}"
+    return f"it raised {etype}{at}: {msg}" if msg else f"it raised {etype}{at}"
+
+
+class _Session:
+    """A worker with the answer cells loaded, one by one.
+
+    A cell that raises, refuses to finish, ends the worker or reaches for what grading
+    does not allow costs only the names it defines: a worker that died or hung is started
+    again without that cell.
+    """
+
+    def __init__(self, workdir: str, cells: list[AnswerCell], cpu: float) -> None:
+        self.workdir, self.cells, self.cpu = workdir, cells, cpu
+        self.failed: dict[str, str] = {}  # grade id -> what went wrong
+        self.worker: Worker | None = None
+        self.problem: str | None = None  # grading cannot go on at all
+        for cell in cells:
+            try:
+                ast.parse(cell.code, filename=ANSWERS)
+            except SyntaxError as exc:
+                line = (exc.lineno or cell.line) - cell.line + 1
+                self.failed[cell.grade_id] = f"it has a SyntaxError at line {line}: {exc.msg}"
+            except (ValueError, RecursionError, MemoryError) as exc:
+                self.failed[cell.grade_id] = f"it cannot be read ({type(exc).__name__})"
+
+    def cell_problem_of(self, name: str) -> str | None:
+        """Why ``name`` cannot be graded: a failed answer cell defines it or is its own."""
+        for cell in self.cells:
+            mine = name in cell.names or cell.grade_id == f"answer_{name}"
+            if mine and cell.grade_id in self.failed:
+                return f"the answer cell {cell.grade_id} could not be run: {self.failed[cell.grade_id]}"
+        return None
+
+    def ready(self) -> Worker | None:
+        """The loaded worker (started when needed), or None with ``problem`` set."""
+        for _attempt in range(len(self.cells) + 2):
+            if self.worker is not None or self.problem is not None:
+                return self.worker
+            self._start()
+        self.problem = self.problem or "the answer cells could not be loaded"
+        return None
+
+    def _start(self) -> None:
+        good = [c for c in self.cells if c.grade_id not in self.failed]
+        try:
+            worker = Worker(self.workdir, self.cpu)
+        except (WorkerDied, WorkerTimeout, OSError) as exc:
+            self.problem = f"the grading process could not start ({exc or type(exc).__name__})"
+            return
+        pending = list(good)
+        load = {
+            "op": "load",
+            "cells": [{"id": c.grade_id, "code": c.code} for c in good],
+            "seconds": CELL_TIMEOUT,
+        }
+        try:
+            worker.send(load, time.monotonic() + CELL_TIMEOUT)
+            while True:
+                reply = worker.receive(time.monotonic() + CELL_TIMEOUT + 5)
+                if reply.get("loaded"):
+                    self.worker = worker
+                    return
+                if not pending or reply.get("cell") != pending[0].grade_id:
+                    raise WorkerDied("it answered out of turn")
+                cell = pending.pop(0)
+                problem = _cell_problem(reply, cell)
+                if problem is not None:
+                    self.failed[cell.grade_id] = problem
+        except WorkerTimeout:
+            worker.stop()
+            if not pending:
+                self.problem = "the grading process stopped answering"
+                return
+            self.failed[pending[0].grade_id] = (
+                f"it did not finish within {CELL_TIMEOUT:.0f} s "
+                f"(an endless loop at the top level of the cell?)"
+            )
+        except WorkerDied as exc:
+            worker.stop()
+            if not pending:
+                self.problem = f"the grading process ended: {exc}"
+                return
+            self.failed[pending[0].grade_id] = f"it ended the grading process ({exc})"
+
+    def lost(self) -> None:
+        """The worker died or hung in a call: the next function gets a new one."""
+        if self.worker is not None:
+            self.worker.stop()
+            self.worker = None
+
+    def stop(self) -> None:
+        self.lost()
 
 
 def check_notebook(
@@ -101,8 +203,10 @@ def check_notebook(
 
     ``names`` are the graded functions to check (default: those with a grade cell
     ``test_<name>...`` and those of the assignment named like the notebook). ``seed``
-    replays the random cases of an earlier run. Raises ``NotebookError`` when the
-    notebook cannot be read, ``RuntimeError`` when the checks are not installed.
+    replays the random cases of an earlier run. Each function is graded on its own: while
+    it runs, the other graded functions it calls are the reference's, and an answer cell
+    that fails costs only the functions it defines. Raises ``NotebookError`` when the
+    notebook cannot be read.
     """
     nb, label = read_notebook(path_or_nb)
     if seed is None:
@@ -130,24 +234,16 @@ def check_notebook(
     if not plans:
         return report
 
-    source, starts = answer_source(nb)
-    try:
-        ast.parse(source, filename=ANSWERS)
-    except SyntaxError as exc:
-        report.problem = (
-            f"the answer cells could not be imported: SyntaxError in "
-            f"{where(exc.lineno, starts)}: {exc.msg}"
-        )
-    except (ValueError, RecursionError, MemoryError) as exc:
-        report.problem = f"the answer cells could not be imported: {type(exc).__name__}"
-    if report.problem is not None:
-        for plan in plans:
-            report.results.append(_failed(plan, report.problem, replay))
-        return report
-
+    cells = answer_cell_list(nb)
+    cpu = CELL_TIMEOUT * len(cells) + sum(p.check.timeout for p in plans) + 10
     with tempfile.TemporaryDirectory(prefix="pe-grade-") as workdir:
-        workdir = os.path.realpath(workdir)
-        _run_plans(plans, source, starts, workdir, replay, report)
+        session = _Session(os.path.realpath(workdir), cells, cpu)
+        try:
+            for plan in plans:
+                report.results.append(_grade(session, plan, replay))
+        finally:
+            session.stop()
+    note_stand_ins(report.results)
     return report
 
 
@@ -158,74 +254,90 @@ def _failed(plan: _Plan, problem: str, replay: str) -> FunctionResult:
     )
 
 
-def _run_plans(
-    plans: list[_Plan], source: str, starts: list, workdir: str, replay: str, report: Report
-) -> None:
-    worker: Worker | None = None
+def _grade(session: _Session, plan: _Plan, replay: str) -> FunctionResult:
+    problem = session.cell_problem_of(plan.check.name)
+    if problem is not None:
+        return _failed(plan, problem, "")
+    worker = session.ready()
+    if worker is None:
+        return _failed(plan, session.problem or "the answer cells could not be loaded", replay)
+    outcomes, done, alive = _call_worker(worker, plan, session.workdir)
+    if not alive:
+        session.lost()
+    name = plan.check.name
+    attempts = [str(a) for a in done.get("attempts") or []]
+    changed = [str(c) for c in done.get("changed") or []]
+    if attempts:  # the course's answers were reached for: whatever it returned
+        return _failed(plan, _attempt_text(attempts), replay)
+    if changed:
+        text = f"it replaces {', '.join(changed[:3])} while it runs, which grading does not allow"
+        return _failed(plan, text, replay)
+    result = judge(plan.check, plan.cases, plan.wants, outcomes, replay)
+    result.used = tuple(str(u) for u in done.get("used") or [] if str(u) != name)
+    return result
+
+
+def _stand_ins(name: str) -> tuple[list[str], dict]:
+    """The other graded functions (stood in for by the reference) and constants of the course."""
+    functions, constants = [], {}
+    for other, check in checks.CHECKS.items():
+        if other == name:
+            continue
+        if check.kind == "constant":
+            constants[other] = encode(getattr(ref, other))
+        else:
+            functions.append(other)
+    return functions, constants
+
+
+# A stand-in refuses arguments this large: no case of the course comes near.
+STAND_IN_MAX_INT = 100_000
+STAND_IN_MAX_VALUES = 4_000_000
+
+
+def _too_large(value, depth: int = 0) -> bool:
+    if depth > 40:
+        return True
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int | np.integer):
+        return abs(int(value)) > STAND_IN_MAX_INT
+    if isinstance(value, np.ndarray):
+        return value.size > STAND_IN_MAX_VALUES
+    if isinstance(value, list | tuple):
+        return len(value) > STAND_IN_MAX_VALUES or any(_too_large(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return any(_too_large(v, depth + 1) for v in value.values())
+    return False
+
+
+def _serve_stand_in(request: dict, allowed: list[str]) -> dict:
+    """The reference's answer to a stand-in's call from the worker (plain data only)."""
+    name = str(request.get("reference"))
+    if name not in allowed:
+        return {"error": {"type": "NameError", "message": f"no stand-in for {name[:80]}"}}
     try:
-        for index, plan in enumerate(plans):
-            if report.problem is not None:
-                report.results.append(_failed(plan, report.problem, replay))
-                continue
-            if worker is None:
-                cpu = IMPORT_TIMEOUT + sum(p.check.timeout for p in plans[index:]) + 10
-                worker, problem = _start_worker(workdir, cpu, source, starts)
-                if problem is not None:
-                    report.problem = problem
-                    report.results.append(_failed(plan, problem, replay))
-                    continue
-            outcomes, attempts, alive = _call_worker(worker, plan, workdir)
-            if not alive:
-                worker.stop()
-                worker = None
-            result = judge(
-                plan.check,
-                plan.cases[: len(outcomes)],
-                plan.wants[: len(outcomes)],
-                outcomes,
-                replay,
-            )
-            blocked = _attempt_text([a for a in attempts if _is_helpers_attempt(a)])
-            if blocked:  # the course's own code was reached for: whatever it returned
-                result = FunctionResult(
-                    plan.check.name,
-                    False,
-                    message(plan.check, f"{plan.check.name}: {blocked}.", None, replay),
-                    None,
-                    len(plan.cases),
-                )
-            report.results.append(result)
-    finally:
-        if worker is not None:
-            worker.stop()
-
-
-def _start_worker(
-    workdir: str, cpu: float, source: str, starts: list
-) -> tuple[Worker | None, str | None]:
+        args, kwargs = decode(request.get("args")), decode(request.get("kwargs"))
+    except RecursionError:
+        args, kwargs = None, None
+    plain = isinstance(args, list) and isinstance(kwargs, dict)
+    if not plain or contains_opaque(args) or contains_opaque(kwargs):
+        message = f"the reference {name} takes numbers, lists and arrays only"
+        return {"error": {"type": "TypeError", "message": message}}
+    if _too_large(args) or _too_large(kwargs):
+        message = f"the reference {name} was called with arguments far larger than any case"
+        return {"error": {"type": "ValueError", "message": message, "value_error": True}}
     try:
-        worker = Worker(workdir, cpu)
-    except (WorkerDied, WorkerTimeout, OSError) as exc:
-        return None, f"the grading process could not start ({exc or type(exc).__name__})"
-    deadline = time.monotonic() + IMPORT_TIMEOUT
-    try:
-        worker.send({"op": "load", "source": source}, deadline)
-        reply = worker.receive(deadline)
-    except WorkerDied as exc:
-        worker.stop()
-        return None, _load_failure({"died": True, "message": str(exc)}, [], starts)
-    except WorkerTimeout:
-        worker.stop()
-        return None, _load_failure({"timeout": True}, [], starts)
-    if not reply.get("loaded"):
-        worker.stop()
-        error = reply.get("error") if isinstance(reply.get("error"), dict) else {}
-        return None, _load_failure(error, list(reply.get("attempts") or []), starts)
-    return worker, None
+        with np.errstate(all="ignore"):
+            value = getattr(ref, name)(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001  (the caller's error, reported back to it)
+        error = {"type": type(exc).__name__, "message": str(exc)[:300]}
+        return {"error": {**error, "value_error": isinstance(exc, ValueError)}}
+    return {"value": encode(value)}
 
 
-def _call_worker(worker: Worker, plan: _Plan, workdir: str) -> tuple[list, list, bool]:
-    """Outcomes of the cases run so far, blocked attempts, and whether the worker lives on."""
+def _call_worker(worker: Worker, plan: _Plan, workdir: str) -> tuple[list, dict, bool]:
+    """Outcomes of the cases run so far, the worker's closing report, and whether it lives on."""
     check = plan.check
     file_names = [report_names(c) for c in plan.cases] if check.kind == "files" else []
     cases = []
@@ -234,6 +346,7 @@ def _call_worker(worker: Worker, plan: _Plan, workdir: str) -> tuple[list, list,
         if check.kind == "files":
             args = tuple(os.path.join(workdir, n) for n in file_names[i])
         cases.append({"args": encode(list(args)), "kwargs": encode(dict(case.kwargs))})
+    standins, constants = _stand_ins(check.name)
     deadline = time.monotonic() + float(check.timeout)
     outcomes: list[Outcome] = []
     if check.kind == "files":
@@ -246,13 +359,18 @@ def _call_worker(worker: Worker, plan: _Plan, workdir: str) -> tuple[list, list,
                 "kind": check.kind,
                 "cases": cases,
                 "mutation": bool(check.check_mutation),
+                "standins": standins,
+                "constants": constants,
             },
             deadline,
         )
         while True:
             reply = worker.receive(deadline)
             if reply.get("done"):
-                return outcomes, list(reply.get("attempts") or []), True
+                return outcomes, reply, True
+            if "reference" in reply:
+                worker.send(_serve_stand_in(reply, standins), deadline)
+                continue
             outcome = outcome_of(reply)
             if check.kind == "files" and outcome.error is None:
                 i = len(outcomes)
@@ -262,15 +380,15 @@ def _call_worker(worker: Worker, plan: _Plan, workdir: str) -> tuple[list, list,
             outcomes.append(outcome)
             if len(outcomes) > len(plan.cases):
                 worker.stop()
-                return outcomes[: len(plan.cases)], [], False
+                return outcomes[: len(plan.cases)], {}, False
     except WorkerTimeout:
         outcomes.append(
             Outcome(error={"type": "Timeout", "timeout": True, "seconds": check.timeout})
         )
-        return outcomes[: len(plan.cases)], [], False
+        return outcomes[: len(plan.cases)], {}, False
     except WorkerDied as exc:
         outcomes.append(Outcome(error={"type": "Died", "died": True, "message": str(exc)}))
-        return outcomes[: len(plan.cases)], [], False
+        return outcomes[: len(plan.cases)], {}, False
 
 
 def _remove_files(workdir: str, file_names: list) -> None:

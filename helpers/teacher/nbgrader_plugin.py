@@ -58,6 +58,22 @@ def _error_output(ename: str, message: str) -> NotebookNode:
 
 
 NOT_RUN_NOTE = "[not run while grading: this cell does not count towards the grade]"
+# How the grader's replay line begins: it names the teacher's files, so learners do not see it
+# (their message shows the failing case itself); the teacher's log has it.
+REPLAY_START = "Random cases from seed "
+
+
+def _for_the_learner(message: str) -> str:
+    return "\n".join(ln for ln in message.splitlines() if not ln.startswith(REPLAY_START))
+
+
+def _result(value: float) -> NotebookNode:
+    return NotebookNode(
+        output_type="execute_result",
+        execution_count=None,
+        metadata={},
+        data={"text/plain": repr(float(value))},
+    )
 
 
 def _stream(text: str) -> NotebookNode:
@@ -243,10 +259,15 @@ class IsolatedGrades(NbGraderPreprocessor):
         for index, name in targets.items():
             result = report[name]
             cell = nb.cells[index]
+            text = _for_the_learner(result.message)
             if result.passed:
-                cell.outputs = [_stream(f"{name}: {result.message}")]
+                cell.outputs = [_stream(f"{name}: {text}")]
+            elif result.score > 0:
+                # nbgrader's partial credit: a number as the cell's result, no error output
+                points = float(nbgrader_meta(cell).get("points", 0) or 0)
+                cell.outputs = [_stream(text), _result(round(points * result.score, 4))]
             else:
-                cell.outputs = [_error_output("WrongAnswer", result.message)]
+                cell.outputs = [_error_output("WrongAnswer", text)]
         failed = [r.name for r in report.results if not r.passed]
         self.log.info(
             "isolated grades (seed %s): %d passed, failed: %s",
@@ -254,6 +275,10 @@ class IsolatedGrades(NbGraderPreprocessor):
             len(report.results) - len(failed),
             ", ".join(failed) or "none",
         )
+        for result in report.results:
+            replay = [ln for ln in result.message.splitlines() if ln.startswith(REPLAY_START)]
+            if not result.passed and replay:
+                self.log.info("%s: %s", result.name, replay[0])
         return nb, resources
 
     @staticmethod

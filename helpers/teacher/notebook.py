@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from helpers import ASSIGNMENTS
+from helpers.teacher.exercises import defined_names
 
 
 class NotebookError(ValueError):
@@ -69,6 +71,32 @@ def _strip_magics(source: str) -> str:
         else:
             out.append(line)
     return "\n".join(out)
+
+
+@dataclass(frozen=True)
+class AnswerCell:
+    """One answer cell as the grader runs it.
+
+    ``code`` is its source (magics commented out) preceded by blank lines, so that its
+    line numbers are those of ``answer_source``; ``line`` is its first line there;
+    ``names`` the top-level names it defines.
+    """
+
+    grade_id: str
+    code: str
+    line: int
+    names: tuple[str, ...]
+
+
+def answer_cell_list(nb) -> list[AnswerCell]:
+    """The answer cells in notebook order, numbered like ``answer_source``."""
+    _, starts = answer_source(nb)
+    out = []
+    for (line, grade_id), cell in zip(starts, answer_cells(nb)):
+        src = cell.get("source", "")
+        body = _strip_magics("".join(src) if isinstance(src, list) else str(src))
+        out.append(AnswerCell(grade_id, "\n" * (line - 1) + body, line, tuple(defined_names(body))))
+    return out
 
 
 def answer_source(nb) -> tuple[str, list[tuple[int, str]]]:

@@ -9,6 +9,7 @@ A ``Report`` holds the results of one notebook.
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 import zlib
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from helpers.teacher import checks
+from helpers.teacher.checks.base import PARTS, WEIGHTS
 from helpers.teacher.codec import Opaque, contains_opaque, decode, describe
 
 
@@ -29,10 +31,15 @@ class FunctionResult:
     message: str
     mistake: str | None = None
     cases: int = 0
+    score: float = 0.0  # the share of the points earned, 0..1 (partial credit)
+    points: float = 0.0  # the function's points in its notebook
+    used: tuple[str, ...] = ()  # the other graded functions it called (reference stand-ins)
 
     @property
     def verdict(self) -> str:
-        return "passed" if self.passed else "FAILED"
+        if self.passed:
+            return "passed"
+        return "partly" if self.score > 0 else "FAILED"
 
 
 @dataclass
@@ -49,8 +56,10 @@ class Report:
         """True when every graded function passed."""
         return all(r.passed for r in self.results)
 
+    def _ipython_display_(self) -> None:
+        """Nothing: as a notebook cell's result, the table the self-check printed says it all."""
+
     def __repr__(self) -> str:
-        # short, because a notebook's last cell shows it right under the printed table
         passed = sum(r.passed for r in self.results)
         return f"<Report {self.notebook}: {passed}/{len(self.results)} passed, seed {self.seed}>"
 
@@ -102,8 +111,10 @@ def case_rng(seed: int, name: str) -> np.random.Generator:
 
 
 def cases_of(check, seed: int) -> list:
-    """The fixed cases of ``check``, then its random cases of ``seed``."""
-    return list(check.fixed()) + list(check.random(case_rng(seed, check.name)))
+    """The fixed cases of ``check``, then its random cases of ``seed``, each with its part."""
+    fixed = [c if c.part else dataclasses.replace(c, part="shown") for c in check.fixed()]
+    rng = case_rng(seed, check.name)
+    return fixed + [dataclasses.replace(c, part="random") for c in check.random(rng)]
 
 
 def expectations(check, cases: list) -> list:
@@ -126,27 +137,85 @@ def _label(case) -> str:
     return getattr(case, "label", "") or "a case"
 
 
+def part_of(case, want) -> str:
+    """The kind of check a case belongs to: "bad input" wherever the input is refused."""
+    return "bad input" if isinstance(want, Raises) else (case.part or "shown")
+
+
+def _fmt(points: float) -> str:
+    return f"{points:.2f}".rstrip("0").rstrip(".")
+
+
 def judge(check, cases: list, wants: list, outcomes: list, replay: str) -> FunctionResult:
-    """The verdict for one function from its outcomes (one per case, in order)."""
+    """The verdict for one function from its outcomes (one per case, in order).
+
+    Every case counts: a case without an outcome (the run stopped before it) failed. The
+    function's points are split over its kinds of checks (``check.weights``); a kind
+    scores when every case of it passed. The message tells the first failure, the known
+    mistake it matches, the exercise to revisit and, for partial credit, what was right.
+    """
     name = check.name
     n = len(cases)
-    for case, want, outcome in zip(cases, wants, outcomes):
-        failure = judge_case(check, case, want, outcome)
-        if failure is not None:
-            text, mistake = failure
-            err = outcome.error or {}
-            if err.get("not_implemented") or err.get("missing"):
-                replay = ""  # the cases do not matter: no need to replay them
-            return FunctionResult(
-                name,
-                False,
-                message(check, text, mistake, replay),
-                mistake.name if mistake is not None else None,
-                n,
-            )
+    weights = check.weights or WEIGHTS
+    parts: dict[str, bool] = {}
+    first = None
+    for index, (case, want) in enumerate(zip(cases, wants)):
+        part = part_of(case, want)
+        if index < len(outcomes):
+            failure = judge_case(check, case, want, outcomes[index])
+        else:
+            failure = ("", None)  # never run: the run stopped at an earlier case
+        parts[part] = parts.get(part, True) and failure is None
+        if failure is not None and first is None:
+            first = (failure, outcomes[index] if index < len(outcomes) else Outcome())
+    if first is None:
+        text = f"all {n} checks passed" if n != 1 else "1 check passed"
+        return FunctionResult(name, True, text, None, n, score=1.0, points=check.points)
+    (text, mistake), outcome = first
+    err = outcome.error or {}
+    if err.get("not_implemented") or err.get("missing"):
+        replay = ""  # the cases do not matter: no need to replay them
+    total = sum(weights.get(p, 0.0) for p in parts)
+    score = sum(weights.get(p, 0.0) for p, ok in parts.items() if ok) / total if total else 0.0
+    lines = [text]
+    if 0.0 < score < 1.0:
+        right = [PARTS[p] for p, ok in parts.items() if ok]
+        wrong = [PARTS[p] for p, ok in parts.items() if not ok]
+        summary = f"{', '.join(right)} right; {', '.join(wrong)} wrong"
+        if check.points:
+            summary = f"{_fmt(check.points * score)} of {_fmt(check.points)} points: {summary}"
+        lines.insert(0, f"{name}: partly right ({summary}).")
     return FunctionResult(
-        name, True, f"all {n} checks passed" if n != 1 else "1 check passed", None, n
+        name,
+        False,
+        message(check, "\n".join(lines), mistake, replay),
+        mistake.name if mistake is not None else None,
+        n,
+        score=score,
+        points=check.points,
     )
+
+
+def note_stand_ins(results: list[FunctionResult]) -> None:
+    """Say so where a function is right but calls one of the learner's that is wrong.
+
+    Each function is graded with the reference standing in for the other graded functions
+    it calls; when one of those failed its own checks, the message of the right function
+    points to it ("rope_score is right ... your apply_rope failed: see Exercise 4").
+    """
+    by_name = {r.name: r for r in results}
+    for result in results:
+        wrong = [n for n in result.used if n in by_name and not by_name[n].passed]
+        if not result.passed or not wrong:
+            continue
+        names = " and ".join(wrong)
+        where = "; ".join(
+            f"see {checks.CHECKS[n].section}" for n in wrong if checks.CHECKS[n].section
+        )
+        result.message = (
+            f"{result.name} is right, checked with the reference {names} in place of yours; "
+            f"your {names} failed{': ' + where if where else ''}. ({result.message})"
+        )
 
 
 def message(check, text: str, mistake, replay: str) -> str:

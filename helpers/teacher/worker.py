@@ -5,34 +5,54 @@ the bubblewrap sandbox when it works), it speaks JSON lines on stdin/stdout:
 
 1. it says ``{"ready": true}``, then reads its limits (memory, CPU seconds, file size)
    and sets them;
-2. ``{"op": "load", "source": ...}``: compiles the answer cells as ``<answers>`` and runs
-   them in a fresh module, then answers ``{"loaded": ...}``;
-3. ``{"op": "call", "name", "kind", "cases", "mutation"}``: calls the function on each
-   case with ``helpers.teacher.calling.call`` (one reply per case, then ``{"done": true}``).
+2. ``{"op": "load", "cells": [{"id", "code"}], "seconds"}``: runs the answer cells one by
+   one in one fresh module, each under its own time limit, and answers once per cell
+   (``{"cell": id, "ok": ...}``, with the error, the refused attempts and any change it made
+   to Python's built-ins, math or numpy, which is undone), then ``{"loaded": true}``. A cell
+   that fails costs only itself: the next one runs;
+3. ``{"op": "call", "name", "kind", "cases", "mutation", "standins", "constants"}``: calls
+   the function on each case with ``helpers.teacher.calling.call`` (one reply per case,
+   then ``{"done": true}`` with what it used and changed). While it runs, every other
+   graded function named in ``standins`` is a stand-in that asks the grading process for
+   the reference's answer (``{"reference": name, "args", "kwargs"}``), and the graded
+   constants have the reference's values: a function is graded on its own, and the
+   reference itself never enters this process.
 
 Before any learner code runs, it forgets the course's modules (``helpers`` is imported
-anew, and refused, if learner code asks for it) and installs an audit hook that refuses
-``helpers``, ctypes, new processes and reading the course's package files. Learner code
-prints to stderr, never into the replies. The verdicts are made by the grading process,
-from the replies alone.
+anew if learner code asks for it) and installs an audit hook that refuses the reference
+and the teacher's modules (the public ones, plots, widgets, validation, stay allowed),
+ctypes, new processes and reading the teacher's files. Learner code prints to stderr,
+never into the replies. The verdicts are made by the grading process, from the replies
+alone.
 """
 
 from __future__ import annotations
 
 import builtins
 import json
-import math  # noqa: F401  (imported once, before any learner code)
+import math
 import os
 import resource
+import signal
 import sys
 import types
 
-import numpy  # noqa: F401
+import numpy
 
 from helpers.teacher.calling import ANSWERS, call, error_of
-from helpers.teacher.codec import decode
+from helpers.teacher.codec import decode, encode
 
-BLOCKED_MODULES = ("helpers", "ctypes", "_ctypes", "cffi")
+BLOCKED_MODULES = ("ctypes", "_ctypes", "cffi")
+# The course's modules that answer cells may import: they give no answer away.
+PUBLIC_MODULES = (
+    "helpers",
+    "helpers.validate",
+    "helpers.plots",
+    "helpers.widgets",
+    "helpers.grader",
+)
+# Modules whose attributes learner code must not replace (undone, and the code fails).
+PROTECTED = (builtins, math, numpy)
 BLOCKED_EVENTS = (
     "subprocess.Popen",
     "os.system",
@@ -63,10 +83,18 @@ def _set_limits(cfg: dict) -> None:
         resource.setrlimit(limit, (value, hard))
 
 
+def _public(name: str) -> bool:
+    return (
+        any(name == m or name.startswith(m + ".") for m in PUBLIC_MODULES[1:]) or name == "helpers"
+    )
+
+
 def _audit_hook(package_dir: str, attempts: list):
     """The hook that refuses what grading does not allow, noting each attempt."""
     realpath, fsdecode, sep, isabs = os.path.realpath, os.fsdecode, os.sep, os.path.isabs
     package = realpath(package_dir)
+    # What of the package learner code may not read: the teacher's folder, the reference.
+    secret = (os.path.join(package, "teacher"), os.path.join(package, "reference.py"))
     busy = [False]
 
     def hook(event, args):
@@ -76,14 +104,16 @@ def _audit_hook(package_dir: str, attempts: list):
         try:
             if event == "import":
                 name = str(args[0] or "")
-                if name.split(".")[0] in BLOCKED_MODULES:
+                top = name.split(".")[0]
+                if top in BLOCKED_MODULES or (top == "helpers" and not _public(name)):
                     attempts.append(f"import {name}")
                     raise ImportError(f"grading does not allow importing {name}")
             elif event == "open" and isinstance(args[0], str | bytes | os.PathLike):
                 path = realpath(fsdecode(args[0]))
                 # os.open (mode None) may be relative to any folder (dir_fd): refuse those.
                 relative = args[1] is None and not isabs(fsdecode(args[0]))
-                if relative or path == package or path.startswith(package + sep):
+                hidden = any(path == s or path.startswith(s + sep) for s in secret)
+                if relative or path == package or hidden:
                     attempts.append(f"open {path}")
                     raise PermissionError(f"grading does not allow reading {path}")
             elif event in BLOCKED_EVENTS:
@@ -118,34 +148,119 @@ def _forget_course_modules() -> None:
         del sys.modules[name]
 
 
-def _call_cases(module: types.ModuleType, msg: dict, send) -> None:
-    name, kind = msg["name"], msg["kind"]
-    for i, raw in enumerate(msg["cases"]):
-        args, kwargs = decode(raw["args"]), decode(raw["kwargs"])
-        target = module.__dict__.get(name)
-        if name not in module.__dict__:
-            out = {
-                "error": {
-                    "type": "NameError",
-                    "missing": True,
-                    "message": f"{name} is not defined in the answer cells.",
-                }
-            }
-        elif kind != "constant" and not callable(target):
-            out = {
-                "error": {
-                    "type": "TypeError",
-                    "missing": True,
-                    "message": f"{name} is not a function.",
-                }
-            }
-        else:
-            out = call(target, kind, args, kwargs, bool(msg.get("mutation")))
-        out["i"] = i
+class _CellTimeout(BaseException):
+    """A cell ran past its time limit (raised by the alarm, again every second)."""
+
+
+def _on_alarm(signum, frame):
+    raise _CellTimeout()
+
+
+def _snapshot() -> list[dict]:
+    return [dict(vars(m)) for m in PROTECTED]
+
+
+def _undo_changes(before: list[dict]) -> list[str]:
+    """Put back what learner code replaced in the protected modules; say what it was."""
+    changed = []
+    for module, saved in zip(PROTECTED, before):
+        now = vars(module)
+        for key in set(now) | set(saved):
+            if key.startswith("__") and key not in ("__import__", "__build_class__"):
+                continue
+            if key not in saved:
+                changed.append(f"{module.__name__}.{key}")
+                del now[key]
+            elif now.get(key, changed) is not saved[key]:
+                changed.append(f"{module.__name__}.{key}")
+                now[key] = saved[key]
+    return sorted(changed)
+
+
+def _load_cells(module: types.ModuleType, msg: dict, attempts: list, send) -> None:
+    seconds = float(msg.get("seconds", 10.0))
+    for cell in msg["cells"]:
+        del attempts[:]
+        before = _snapshot()
+        out: dict = {"cell": cell["id"], "ok": True}
+        signal.signal(signal.SIGALRM, _on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)
         try:
-            send(out)
-        except (TypeError, ValueError):
-            send({"i": i, "value": {"__obj__": "value", "repr": "not readable"}})
+            code = compile(cell["code"], ANSWERS, "exec", dont_inherit=True)
+            exec(code, module.__dict__)  # noqa: S102  (the worker's one job)
+        except _CellTimeout:
+            out = {"cell": cell["id"], "ok": False, "timeout": seconds}
+        except BaseException as exc:  # noqa: BLE001
+            out = {"cell": cell["id"], "ok": False, "error": error_of(exc)}
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        out["attempts"] = list(attempts)
+        out["changed"] = _undo_changes(before)
+        send(out)
+    send({"loaded": True})
+
+
+def _stand_in(name: str, send, receive, used: set):
+    """A function that answers as the reference does, by asking the grading process."""
+
+    def stand_in(*args, **kwargs):
+        used.add(name)
+        send({"reference": name, "args": encode(list(args)), "kwargs": encode(kwargs)})
+        reply = receive()
+        if "error" in reply:
+            error = reply["error"] if isinstance(reply["error"], dict) else {}
+            kind = ValueError if error.get("value_error") else RuntimeError
+            raise kind(str(error.get("message", "")))
+        return decode(reply.get("value"))
+
+    stand_in.__name__ = stand_in.__qualname__ = name
+    return stand_in
+
+
+def _call_cases(module: types.ModuleType, msg: dict, send, receive) -> dict:
+    """Call the function on every case with the other graded functions stood in for."""
+    name, kind = msg["name"], msg["kind"]
+    names = module.__dict__
+    used: set = set()
+    swap = {n: _stand_in(n, send, receive, used) for n in msg.get("standins", ()) if n != name}
+    swap.update({n: decode(v) for n, v in (msg.get("constants") or {}).items() if n != name})
+    saved = {n: names[n] for n in swap if n in names}
+    before = _snapshot()
+    names.update(swap)
+    try:
+        for i, raw in enumerate(msg["cases"]):
+            args, kwargs = decode(raw["args"]), decode(raw["kwargs"])
+            target = names.get(name)
+            if name not in names:
+                out = {
+                    "error": {
+                        "type": "NameError",
+                        "missing": True,
+                        "message": f"{name} is not defined in the answer cells.",
+                    }
+                }
+            elif kind != "constant" and not callable(target):
+                out = {
+                    "error": {
+                        "type": "TypeError",
+                        "missing": True,
+                        "message": f"{name} is not a function.",
+                    }
+                }
+            else:
+                out = call(target, kind, args, kwargs, bool(msg.get("mutation")))
+            out["i"] = i
+            try:
+                send(out)
+            except (TypeError, ValueError):
+                send({"i": i, "value": {"__obj__": "value", "repr": "not readable"}})
+    finally:
+        for n in swap:
+            if n in saved:
+                names[n] = saved[n]
+            else:
+                names.pop(n, None)
+    return {"used": sorted(used), "changed": _undo_changes(before)}
 
 
 def main() -> None:
@@ -175,6 +290,9 @@ def main() -> None:
     module = types.ModuleType("answers")
     module.__dict__["get_ipython"] = _inert
     module.__dict__["__builtins__"] = builtins
+    module.__dict__["math"] = math
+    module.__dict__["np"] = numpy
+    sys.modules["answers"] = module
     _forget_course_modules()
     sys.addaudithook(_audit_hook(cfg["package_dir"], attempts))
     loaded = False
@@ -182,19 +300,12 @@ def main() -> None:
         msg = receive()
         op = msg.get("op")
         if op == "load":
-            del attempts[:]
-            try:
-                code = compile(msg["source"], ANSWERS, "exec", dont_inherit=True)
-                sys.modules["answers"] = module
-                exec(code, module.__dict__)  # noqa: S102  (the worker's one job)
-                loaded = True
-                send({"loaded": True, "attempts": list(attempts)})
-            except BaseException as exc:  # noqa: BLE001
-                send({"loaded": False, "error": error_of(exc), "attempts": list(attempts)})
+            _load_cells(module, msg, attempts, send)
+            loaded = True
         elif op == "call" and loaded:
             del attempts[:]
-            _call_cases(module, msg, send)
-            send({"done": True, "attempts": list(attempts)})
+            done = _call_cases(module, msg, send, receive)
+            send({"done": True, "attempts": list(attempts), **done})
         else:
             send({"error": "unknown request"})
 

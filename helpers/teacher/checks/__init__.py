@@ -25,13 +25,14 @@ import numpy as np
 
 from helpers.teacher import exercises
 from helpers.teacher import reference as ref
-from helpers.teacher.checks.base import KINDS, MUTATION, Case, FunctionCheck, Mistake
+from helpers.teacher.checks.base import KINDS, MUTATION, PARTS, Case, FunctionCheck, Mistake
 from helpers.teacher.checks.compare import agree, normalize
 
 __all__ = [
     "CHECKS",
     "KINDS",
     "MUTATION",
+    "PARTS",
     "Case",
     "FunctionCheck",
     "Mistake",
@@ -60,9 +61,12 @@ def _build() -> dict[str, FunctionCheck]:
     checks: dict[str, FunctionCheck] = {}
     for module in _notebook_modules():
         for check in module.CHECKS:
-            section = where.get(check.name, {}).get("section", "")
+            found = where.get(check.name, {})
             checks[check.name] = dataclasses.replace(
-                check, assignment=module.ASSIGNMENT, section=section
+                check,
+                assignment=module.ASSIGNMENT,
+                section=found.get("section", ""),
+                points=float(found.get("points", 0.0)),
             )
     return checks
 

@@ -21,7 +21,8 @@ def _weights_tensor(rng: np.random.Generator, h: int, L: int) -> np.ndarray:
 
 
 def _slopes_fixed() -> list[Case]:
-    return [Case((n,), {}, f"n_heads={n}") for n in (8, 1, 2, 6, 12)]
+    shown = [Case((n,), {}, f"n_heads={n}", "edge" if n == 1 else "") for n in (8, 1, 2, 6, 12)]
+    return [*shown, Case((0,), {}, "bad input: n_heads=0")]
 
 
 def _slopes_random(rng: np.random.Generator) -> list[Case]:
@@ -58,7 +59,8 @@ def _bias_fixed() -> list[Case]:
     return [
         Case((8, 4), {}, "n_heads=8, seq_len=4, causal"),
         Case((6, 5), {"causal": False}, "n_heads=6, seq_len=5, not causal"),
-        Case((1, 1), {}, "one head, seq_len=1"),
+        Case((1, 1), {}, "one head, seq_len=1", part="edge"),
+        Case((2, 0), {}, "bad input: seq_len=0"),
     ]
 
 
@@ -128,7 +130,8 @@ def _alibi_attention_fixed() -> list[Case]:
             {"causal": False},
             "the same as lists, not causal",
         ),
-        Case((Q[:1, :1], K[:1, :1], V[:1, :1], [0.5]), {}, "one head, one token"),
+        Case((Q[:1, :1], K[:1, :1], V[:1, :1], [0.5]), {}, "one head, one token", part="edge"),
+        Case((Q, K, V, [0.5]), {}, "bad input: one slope for 2 heads"),
     ]
 
 
@@ -160,9 +163,10 @@ def _mad_fixed() -> list[Case]:
     eye = np.eye(3)[None]
     uniform = np.full((1, 4, 4), 0.25)
     return [
-        Case((eye,), {}, "one head that looks only at itself (L=3)"),
+        Case((eye,), {}, "one head that looks only at itself (L=3)", part="edge"),
         Case((uniform.tolist(),), {}, "one uniform head (L=4) as a list"),
         Case((_weights_tensor(np.random.default_rng(6), 3, 5),), {}, "3 heads, L=5"),
+        Case((np.eye(3),), {}, "bad input: a 2-dimensional weights array"),
     ]
 
 

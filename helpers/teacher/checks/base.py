@@ -9,12 +9,21 @@ below make random cases: even ``d`` in 2..256, bases 1e2..1e6 log-uniform, posit
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
 KINDS = ("array", "float", "int", "tuple", "str", "optional", "scan", "dict", "constant", "files")
+# The kinds of checks a function's points are split over, and what each is in plain words.
+PARTS = {
+    "shown": "the numbers the notebook shows",
+    "random": "random cases",
+    "edge": "edge cases",
+    "bad input": "bad input",
+}
+# How a function's points are split over the kinds of checks it has (normalised over them).
+WEIGHTS = {"shown": 2.0, "random": 2.0, "edge": 1.0, "bad input": 1.0}
 
 
 @dataclass(frozen=True)
@@ -22,12 +31,16 @@ class Case:
     """One call of a graded function.
 
     ``args`` holds numpy float64 arrays, (nested) lists, ints, floats and strings;
-    ``kwargs`` the keyword arguments; ``label`` the case in plain words.
+    ``kwargs`` the keyword arguments; ``label`` the case in plain words; ``part`` the kind
+    of check it belongs to (``PARTS``): a fixed case is one of the numbers the notebook
+    shows unless marked ``"edge"``; random cases are ``"random"``; a case whose input the
+    reference refuses is ``"bad input"``.
     """
 
     args: tuple
     kwargs: dict = field(default_factory=dict)
     label: str = ""
+    part: str = ""
 
 
 @dataclass(frozen=True)
@@ -59,6 +72,8 @@ class FunctionCheck:
     expected value (default: the function of ``helpers.reference`` with the same name). ``fixed`` gives the cases the
     notebook shows and the edges; ``random(rng)`` fresh ones. ``assignment`` and
     ``section`` (where the notebook teaches it) are filled in by the registry.
+    ``weights`` split the function's points over its kinds of checks (default
+    ``WEIGHTS``); ``points`` (from the notebook's grade cells) are filled in by the registry.
     """
 
     name: str
@@ -70,8 +85,10 @@ class FunctionCheck:
     timeout: float = 10.0
     judge_files: Callable[[str, str], tuple[bool, str]] | None = None
     reference: Callable | None = None
+    weights: Mapping[str, float] | None = None
     assignment: str = ""
     section: str = ""
+    points: float = 0.0
 
 
 MUTATION = Mistake(
@@ -137,6 +154,11 @@ def spread_positions(rng: np.random.Generator, n: int) -> np.ndarray:
 def single_call() -> list[Case]:
     """The one case of a constant or of a function without arguments."""
     return [Case((), {}, "the module constant")]
+
+
+def edge(case: Case) -> Case:
+    """The same case, counted with the edge cases."""
+    return Case(case.args, case.kwargs, case.label, "edge")
 
 
 def no_cases(rng: np.random.Generator) -> list[Case]:

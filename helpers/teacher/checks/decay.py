@@ -33,14 +33,14 @@ def _dot_profile_fixed() -> list[Case]:
         Case(
             (ref.sinusoidal_pe(46, 32), 25, SEED_OFFSETS),
             {},
-            "pe = sinusoidal_pe(46, 32), pos=25, the seed offsets",
+            "pe = sinusoidal_pe(46, 32), pos=25, the article's offsets",
         ),
         Case(
             (ref.sinusoidal_pe(3, 2).tolist(), 0, [0, 2]),
             {},
             "pe = sinusoidal_pe(3, 2) as a list, pos=0",
         ),
-        Case((ref.sinusoidal_pe(8, 4), 7, [0]), {}, "the last row, offset 0"),
+        Case((ref.sinusoidal_pe(8, 4), 7, [0]), {}, "the last row, offset 0", part="edge"),
         Case(
             (ref.sinusoidal_pe(8, 4), 5, [0, 3]),
             {},
@@ -80,8 +80,8 @@ DOT_PROFILE = FunctionCheck(
 
 def _closed_form_fixed() -> list[Case]:
     return [
-        Case((SEED_OFFSETS, 32), {}, "the seed offsets, d=32"),
-        Case(([0, 4096], 2), {"base": 100.0}, "offsets [0, 4096], d=2, base=100"),
+        Case((SEED_OFFSETS, 32), {}, "the article's offsets, d=32"),
+        Case(([0, 4096], 2), {"base": 100.0}, "offsets [0, 4096], d=2, base=100", part="edge"),
     ]
 
 
@@ -111,11 +111,19 @@ CLOSED_FORM_DOT = FunctionCheck(
 def _rebound_fixed() -> list[Case]:
     seed_profile = [16.00, 15.31, 13.73, 12.27, 11.78, 10.52, 10.06, 8.41, 10.47]
     return [
-        Case((SEED_OFFSETS, seed_profile), {}, "the seed table (rebounds at 20)"),
-        Case(([0, 1, 2, 3], [4.0, 3.0, 2.0, 1.0]), {}, "a decreasing profile (no rebound)"),
-        Case(([0, 1, 2], [3.0, 3.0, 2.0]), {}, "an equal step then a drop (no rebound)"),
+        Case((SEED_OFFSETS, seed_profile), {}, "the article's table (rebounds at 20)"),
+        Case(
+            ([0, 1, 2, 3], [4.0, 3.0, 2.0, 1.0]),
+            {},
+            "a decreasing profile (no rebound)",
+            part="edge",
+        ),
+        Case(
+            ([0, 1, 2], [3.0, 3.0, 2.0]), {}, "an equal step then a drop (no rebound)", part="edge"
+        ),
         Case(([0, 5], np.array([1.0, 2.0])), {}, "two values, the second larger"),
-        Case(([7], [1.0]), {}, "a single value"),
+        Case(([7], [1.0]), {}, "a single value", part="edge"),
+        Case(([0, 1, 2], [1.0, 2.0]), {}, "bad input: 3 offsets and 2 values"),
     ]
 
 
@@ -148,7 +156,10 @@ FIRST_REBOUND = FunctionCheck(
 
 
 def _decay_bound_fixed() -> list[Case]:
-    return [Case((32, 20), {}, "d=32, max_dist=20"), Case((2, 0), {}, "d=2, max_dist=0")]
+    return [
+        Case((32, 20), {}, "d=32, max_dist=20"),
+        Case((2, 0), {}, "d=2, max_dist=0", part="edge"),
+    ]
 
 
 def _decay_bound_random(rng: np.random.Generator) -> list[Case]:

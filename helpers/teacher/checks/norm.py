@@ -40,7 +40,8 @@ def _table_random(rng: np.random.Generator, n: int = 5, rows: tuple = (1, 65)) -
 def _pe_norms_fixed() -> list[Case]:
     return [
         Case((ref.sinusoidal_pe(5, 32),), {}, "pe = sinusoidal_pe(5, 32) (norm 4.0 each)"),
-        Case(([[3.0, 4.0], [0.0, 0.0], [1.0, -1.0]],), {}, "a 3x2 list"),
+        Case(([[3.0, 4.0], [0.0, 0.0], [1.0, -1.0]],), {}, "a 3x2 list", part="edge"),
+        Case(([1.0, 2.0],), {}, "bad input: a 1-dimensional pe"),
     ]
 
 
@@ -57,7 +58,13 @@ PE_NORMS = FunctionCheck(
 
 
 def _expected_norm_fixed() -> list[Case]:
-    return [Case((32,), {}, "d=32"), Case((2,), {}, "d=2"), Case((512,), {}, "d=512")]
+    return [
+        Case((32,), {}, "d=32"),
+        Case((2,), {}, "d=2", part="edge"),
+        Case((512,), {}, "d=512"),
+        Case((7,), {}, "bad input: an odd d=7"),
+        Case((True,), {}, "bad input: d=True"),
+    ]
 
 
 def _expected_norm_random(rng: np.random.Generator) -> list[Case]:
@@ -91,11 +98,17 @@ EXPECTED_NORM = FunctionCheck(
 
 def _min_distance_fixed() -> list[Case]:
     return [
-        Case((ref.sinusoidal_pe(100, 32),), {}, "pe = sinusoidal_pe(100, 32) (the seed: 1.1716)"),
+        Case(
+            (ref.sinusoidal_pe(100, 32),), {}, "pe = sinusoidal_pe(100, 32) (the article's 1.1716)"
+        ),
         Case(([[0.0, 0.0], [3.0, 4.0]],), {}, "two rows [0, 0] and [3, 4]"),
         Case(
-            ([[1.0, 1.0], [1.0, 1.0], [2.0, 1.0]],), {}, "two equal rows among three (distance 0)"
+            ([[1.0, 1.0], [1.0, 1.0], [2.0, 1.0]],),
+            {},
+            "two equal rows among three (distance 0)",
+            part="edge",
         ),
+        Case(([[1.0, 2.0]],), {}, "bad input: a single row"),
     ]
 
 
@@ -136,7 +149,8 @@ def _ratio_fixed() -> list[Case]:
     return [
         Case((emb,), {}, "token_emb 6x32 with std 0.02, scale=True"),
         Case((emb.tolist(),), {"scale": False}, "token_emb 6x32 as a list, scale=False"),
-        Case(([[3.0, 4.0]],), {}, "one row [3, 4]"),
+        Case(([[3.0, 4.0]],), {}, "one row [3, 4]", part="edge"),
+        Case(([3.0, 4.0],), {}, "bad input: a 1-dimensional token_emb"),
     ]
 
 

@@ -69,9 +69,10 @@ REPORT_KEYS = (
 
 def _sin_pos_fixed() -> list[Case]:
     return [
-        Case((0, 64), {}, "pos=0, d=64"),
+        Case((0, 64), {}, "pos=0, d=64", part="edge"),
         Case((4096, 64), {}, "pos=4096, d=64"),
-        Case((3, 2), {"base": 100.0}, "pos=3, d=2, base=100"),
+        Case((3, 2), {"base": 100.0}, "pos=3, d=2, base=100", part="edge"),
+        Case((-1, 64), {}, "bad input: pos=-1"),
     ]
 
 
@@ -99,7 +100,9 @@ def _add_score_fixed() -> list[Case]:
     return [
         Case((q, k, 5, 3), {}, "the demo q at m=5, k at n=3"),
         Case((q.tolist(), k.tolist(), 4002, 4000), {}, "the demo vectors as lists, m=4002, n=4000"),
-        Case(([0.5, 0.5], [1.0, -1.0], 0, 0), {"base": 100.0}, "d=2, m=0, n=0, base=100"),
+        Case(
+            ([0.5, 0.5], [1.0, -1.0], 0, 0), {"base": 100.0}, "d=2, m=0, n=0, base=100", part="edge"
+        ),
     ]
 
 
@@ -149,8 +152,12 @@ def _offset_scan_fixed() -> list[Case]:
             "the demo vectors as lists, offset 5, start 0, base=500",
         ),
         Case(
-            ([1.0, 0.0], [0.0, 1.0], 3, [4, 0, 2]), {}, "d=2, offset 3, starts 4, 0, 2 (not sorted)"
+            ([1.0, 0.0], [0.0, 1.0], 3, [4, 0, 2]),
+            {},
+            "d=2, offset 3, starts 4, 0, 2 (not sorted)",
+            part="edge",
         ),
+        Case((q, k, 2, [-1]), {}, "bad input: a start of -1"),
     ]
 
 
@@ -204,8 +211,9 @@ OFFSET_SCAN = FunctionCheck(
 def _spread_fixed() -> list[Case]:
     return [
         Case(([3.0, -1.0, 2.5],), {}, "[3, -1, 2.5]"),
-        Case(([7.0],), {}, "a single value"),
+        Case(([7.0],), {}, "a single value", part="edge"),
         Case((np.array([1e-14, -2e-14, 0.0]),), {}, "tiny values as an array"),
+        Case(([],), {}, "bad input: an empty list"),
     ]
 
 

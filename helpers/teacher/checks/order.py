@@ -53,12 +53,19 @@ def _softmax_fixed() -> list[Case]:
             ([[-np.inf, 0.0, -np.inf], [-np.inf, -np.inf, 5.0]],),
             {},
             "rows of -inf except one entry",
+            part="edge",
         ),
         Case((np.array([0.0, 1.0, 2.0]),), {}, "x = [0, 1, 2] as an array"),
         Case(
             (np.array([[0.5, -1.0], [2.0, 3.0], [0.0, 0.0]]),), {"axis": 0}, "a 3 x 2 array, axis=0"
         ),
-        Case((np.array([[710.0, 0.0], [-3.0, 720.0]]),), {}, "a 2 x 2 array with values above 709"),
+        Case(
+            (np.array([[710.0, 0.0], [-3.0, 720.0]]),),
+            {},
+            "a 2 x 2 array with values above 709",
+            part="edge",
+        ),
+        Case((3.0,), {}, "bad input: a scalar x = 3.0"),
     ]
 
 
@@ -118,7 +125,8 @@ def _attention_fixed() -> list[Case]:
             "the same as lists, bias a row of 3",
         ),
         Case((Q, K, V), {"bias": causal}, "Q 2x4, K 3x4, V 3x2 with a -inf mask as bias"),
-        Case((Q[:1], K[:1], V[:1]), {}, "one query and one key (d_k = 4)"),
+        Case((Q[:1], K[:1], V[:1]), {}, "one query and one key (d_k = 4)", part="edge"),
+        Case((Q, K[:, :3], V), {}, "bad input: Q 2x4 and K 3x3 (different widths)"),
     ]
 
 
@@ -193,6 +201,7 @@ def _self_attention_fixed() -> list[Case]:
             (X[:1].tolist(), Wq.tolist(), Wk.tolist(), Wv[:, :2].tolist()),
             {},
             "one token as lists, Wv 4x2",
+            part="edge",
         ),
     ]
 
@@ -225,7 +234,7 @@ def _permutation_gap_fixed() -> list[Case]:
     X, Wq, Wk, Wv, perm = _order_inputs(1, 6, 8)
     return [
         Case((X, Wq, Wk, Wv, perm), {}, f"X 6x8, perm {perm}"),
-        Case((X[:1], Wq, Wk, Wv, [0]), {}, "one token, perm [0]"),
+        Case((X[:1], Wq, Wk, Wv, [0]), {}, "one token, perm [0]", part="edge"),
         # the true gap is float noise: a perm that is not a permutation must be refused
         Case(
             (X, Wq, Wk, Wv, [0, 0, 1, 2, 3, 4]),
@@ -272,6 +281,9 @@ def _order_gap_fixed() -> list[Case]:
             (X.tolist(), ref.sinusoidal_pe(10, 8).tolist(), Wq, Wk, Wv, [1, 0, 2, 3, 4, 5]),
             {},
             "X 6x8 as a list, P with 10 rows, first two tokens swapped",
+        ),
+        Case(
+            (X, P[:3], Wq, Wk, Wv, [5, 4, 3, 2, 1, 0]), {}, "bad input: P with 3 rows for 6 tokens"
         ),
     ]
 

@@ -95,6 +95,7 @@ def _dot_fixed() -> list[Case]:
         Case((q, k), {}, "the demo vectors q and k"),
         Case(([1.0, 2.0], [3.0, -4.0]), {}, "[1, 2] . [3, -4] as lists"),
         Case((np.stack([q, k]), np.stack([k, k])), {}, "a batch of 2 vectors of 64 numbers"),
+        Case(([1.0, 2.0], [1.0, 2.0, 3.0]), {}, "bad input: vectors of 2 and 3 numbers"),
     ]
 
 
@@ -123,8 +124,9 @@ DOT = FunctionCheck(
 def _thetas_fixed() -> list[Case]:
     return [
         Case((64,), {}, "d=64"),
-        Case((2,), {}, "d=2"),
+        Case((2,), {}, "d=2", part="edge"),
         Case((8,), {"base": 100.0}, "d=8, base=100"),
+        Case((7,), {}, "bad input: an odd d=7"),
     ]
 
 
@@ -143,16 +145,18 @@ def _rope_fixed() -> list[Case]:
     q, _ = ref.demo_vectors()
     batch = np.stack([q, q[::-1], np.cos(np.arange(64.0))])
     return [
-        Case((q, 0), {}, "d=64, pos=0 (the demo q)"),
+        Case((q, 0), {}, "d=64, pos=0 (the demo q)", part="edge"),
         Case((q, 4096), {}, "d=64, pos=4096 (the demo q)"),
         Case((q.tolist(), 7), {"base": 500.0}, "d=64, pos=7, base=500, the demo q as a list"),
-        Case(([0.6, -0.8], 3), {}, "d=2, pos=3, a list of 2 numbers"),
+        Case(([0.6, -0.8], 3), {}, "d=2, pos=3, a list of 2 numbers", part="edge"),
         Case(
             (batch, np.array([0, 5, 4096])),
             {},
             "d=64, a batch of 3 vectors, positions [0, 5, 4096]",
         ),
         Case((batch[:2].tolist(), 11), {}, "d=64, a batch of 2 vectors as a list, one pos=11"),
+        Case(([1.0, 2.0, 3.0], 1), {}, "bad input: an odd last dimension (3 numbers)"),
+        Case((q, -1), {}, "bad input: pos=-1"),
     ]
 
 
@@ -291,7 +295,9 @@ def _rope_score_fixed() -> list[Case]:
     return [
         Case((q, k, 5, 3), {}, "the demo q at m=5, k at n=3"),
         Case((q.tolist(), k.tolist(), 4096, 0), {}, "the demo vectors as lists, m=4096, n=0"),
-        Case(([1.0, 0.0], [0.0, 1.0], 0, 2), {"base": 100.0}, "d=2, m=0, n=2, base=100"),
+        Case(
+            ([1.0, 0.0], [0.0, 1.0], 0, 2), {"base": 100.0}, "d=2, m=0, n=2, base=100", part="edge"
+        ),
     ]
 
 
@@ -338,7 +344,8 @@ ROPE_SCORE = FunctionCheck(
 
 def _turns_fixed() -> list[Case]:
     return [Case((64, delta), {}, f"d=64, delta={delta}") for delta in SEED_DELTAS] + [
-        Case((2, 0), {"base": 100.0}, "d=2, delta=0, base=100")
+        Case((2, 0), {"base": 100.0}, "d=2, delta=0, base=100", part="edge"),
+        Case((64, -1), {}, "bad input: delta=-1"),
     ]
 
 
@@ -390,7 +397,7 @@ def _rope_half_fixed() -> list[Case]:
     q, _ = ref.demo_vectors()
     return [
         Case((q, 4096), {}, "d=64, pos=4096 (the demo q)"),
-        Case((q.tolist(), 0), {}, "d=64, pos=0, as a list"),
+        Case((q.tolist(), 0), {}, "d=64, pos=0, as a list", part="edge"),
         Case(
             (np.stack([q, q[::-1]]), np.array([1, 100])),
             {"base": 500.0},
@@ -415,7 +422,8 @@ def _interleave_fixed() -> list[Case]:
     return [
         Case(([0.0, 1.0, 2.0, 3.0, 4.0, 5.0],), {}, "[0, 1, 2, 3, 4, 5] as a list"),
         Case((np.arange(8.0).reshape(2, 4),), {}, "a batch of 2 vectors of 4 numbers"),
-        Case((np.array([1.0, 2.0]),), {}, "d=2"),
+        Case((np.array([1.0, 2.0]),), {}, "d=2", part="edge"),
+        Case(([1.0, 2.0, 3.0],), {}, "bad input: an odd last dimension (3 numbers)"),
     ]
 
 

@@ -35,8 +35,9 @@ CLOCKWISE_TEXT = (
 def _rotation_fixed() -> list[Case]:
     return [
         Case((math.pi / 2,), {}, "angle = pi/2"),
-        Case((0.0,), {}, "angle = 0"),
+        Case((0.0,), {}, "angle = 0", part="edge"),
         Case((0.3,), {}, "angle = 0.3"),
+        Case((float("nan"),), {}, "bad input: angle = nan"),
     ]
 
 
@@ -74,8 +75,9 @@ ROTATION_2D = FunctionCheck(
 def _rotate_pair_fixed() -> list[Case]:
     return [
         Case((1.0, 0.0, math.pi / 2), {}, "(1, 0) by pi/2"),
-        Case((0.5, -2.0, 0.0), {}, "(0.5, -2) by 0"),
+        Case((0.5, -2.0, 0.0), {}, "(0.5, -2) by 0", part="edge"),
         Case((2.0, 1.0, 1.25), {}, "(2, 1) by 1.25"),
+        Case((1.0, 0.0, float("inf")), {}, "bad input: angle = inf"),
     ]
 
 
@@ -110,9 +112,10 @@ ROTATE_PAIR = FunctionCheck(
 
 def _shift_matrix_fixed() -> list[Case]:
     return [
-        Case((3, 8), {}, "k=3, d=8 (the seed check)"),
-        Case((0, 4), {}, "k=0, d=4"),
+        Case((3, 8), {}, "k=3, d=8 (the article's check)"),
+        Case((0, 4), {}, "k=0, d=4", part="edge"),
         Case((1, 2), {"base": 100.0}, "k=1, d=2, base=100"),
+        Case((1, 5), {}, "bad input: an odd d=5"),
     ]
 
 
@@ -154,7 +157,7 @@ SHIFT_MATRIX = FunctionCheck(
 def _shift_error_fixed() -> list[Case]:
     return [
         Case((3, 8, 20), {}, "k=3, d=8, max_len=20"),
-        Case((0, 2, 1), {}, "k=0, d=2, max_len=1"),
+        Case((0, 2, 1), {}, "k=0, d=2, max_len=1", part="edge"),
         # the true error is float noise, so the bad inputs are what tells an answer from
         # a constant 0.0
         Case((5, 8, 5), {}, "bad input: k=5 with max_len=5 (no position to shift)"),

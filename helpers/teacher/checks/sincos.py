@@ -42,9 +42,11 @@ def _table(pos: np.ndarray, rates: np.ndarray, d: int, swap: bool = False) -> np
 def _angle_rates_fixed() -> list[Case]:
     return [
         Case((4,), {}, "d=4 (rates 1 and 0.01)"),
-        Case((2,), {}, "d=2"),
+        Case((2,), {}, "d=2", part="edge"),
         Case((64,), {"base": 500.0}, "d=64, base=500"),
         Case((256,), {"base": 1e6}, "d=256, base=1e6"),
+        Case((7,), {}, "bad input: an odd d=7"),
+        Case((8,), {"base": 1.0}, "bad input: base=1"),
     ]
 
 
@@ -82,8 +84,8 @@ ANGLE_RATES = FunctionCheck(
 
 def _sinusoidal_fixed() -> list[Case]:
     return [
-        Case((4, 4), {}, "max_len=4, d=4 (the seed table)"),
-        Case((1, 2), {}, "max_len=1, d=2"),
+        Case((4, 4), {}, "max_len=4, d=4 (the article's table)"),
+        Case((1, 2), {}, "max_len=1, d=2", part="edge"),
         Case((24, 16), {}, "max_len=24, d=16"),
         Case((3, 8), {"base": 100.0}, "max_len=3, d=8, base=100"),
     ]
@@ -177,7 +179,7 @@ def _embed_fixed() -> list[Case]:
     return [
         Case((emb,), {}, "token_emb 5x8, small values"),
         Case((emb[:1].tolist(),), {"base": 100.0}, "one token (1x8) as a list, base=100"),
-        Case(([[0.1, -0.2]],), {}, "token_emb 1x2"),
+        Case(([[0.1, -0.2]],), {}, "token_emb 1x2", part="edge"),
     ]
 
 
@@ -225,13 +227,20 @@ EMBED_WITH_POSITIONS = FunctionCheck(
 
 def _heatmap_fixed() -> list[Case]:
     return [
-        Case((ref.sinusoidal_pe(24, 16),), {}, "pe = sinusoidal_pe(24, 16) (the seed picture)"),
+        Case(
+            (ref.sinusoidal_pe(24, 16),), {}, "pe = sinusoidal_pe(24, 16) (the article's picture)"
+        ),
         Case(
             (ref.sinusoidal_pe(4, 4).tolist(),),
             {"ramp": "01"},
             "pe = sinusoidal_pe(4, 4) as a list, ramp '01'",
         ),
-        Case(([[-1.0, 1.0, 0.0, -0.99, 0.99]],), {}, "one row with -1, 1, 0, -0.99, 0.99"),
+        Case(
+            ([[-1.0, 1.0, 0.0, -0.99, 0.99]],),
+            {},
+            "one row with -1, 1, 0, -0.99, 0.99",
+            part="edge",
+        ),
     ]
 
 
