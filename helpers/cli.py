@@ -163,6 +163,39 @@ def system_deps() -> int:
     return proc.returncode
 
 
+# --------------------------------------------------------------------------- learner-setup
+
+COURSE_ID = "positional-encodings"
+LEARNER_CONFIG = Path.home() / ".jupyter" / "nbgrader_config.py"
+
+
+def learner_setup(
+    exchange: Path, course_id: str = COURSE_ID, config: Path | None = None, force: bool = False
+) -> Path:
+    """Write a learner's nbgrader configuration: the course id and the exchange folder.
+
+    With it, ``nbgrader fetch_assignment 01_order`` and ``nbgrader submit 01_order`` work
+    from any folder; nbgrader knows the learner by their account name on this machine. An
+    existing file is kept unless ``force``.
+    """
+    config = Path(config) if config is not None else LEARNER_CONFIG
+    if not str(course_id).strip() or any(c in str(course_id) for c in '"\\\n'):
+        raise ValueError(f"course_id must be a plain name, got {course_id!r}")
+    if config.exists() and not force:
+        raise ValueError(f"config already exists: {config} (keep it, or pass --force)")
+    exchange = Path(exchange).resolve()
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(
+        "# nbgrader configuration of a learner of the positional-encodings course,\n"
+        "# written by `python -m helpers learner-setup`.\n"
+        "c = get_config()  # noqa: F821\n"
+        f"c.CourseDirectory.course_id = {str(course_id)!r}\n"
+        f"c.Exchange.root = {str(exchange)!r}\n",
+        encoding="utf-8",
+    )
+    return config
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -175,6 +208,13 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("doctor", help="check the environment")
     sub.add_parser("system-deps", help="install chromium and bubblewrap (Debian, root)")
+    setup = sub.add_parser(
+        "learner-setup", help="a learner's nbgrader config: the course id and the exchange"
+    )
+    setup.add_argument("--exchange", type=Path, required=True, help="the exchange folder")
+    setup.add_argument("--course-id", default=COURSE_ID, help=f"default: {COURSE_ID}")
+    setup.add_argument("--config", type=Path, default=None, help=f"default: {LEARNER_CONFIG}")
+    setup.add_argument("--force", action="store_true", help="replace an existing config")
     if helpers.has_teacher():
         gen = sub.add_parser("generate", help="regenerate learner notebooks from source/")
         gen.add_argument(
@@ -192,6 +232,14 @@ def main(argv: list[str] | None = None) -> int:
         return doctor()
     if args.command == "system-deps":
         return system_deps()
+    if args.command == "learner-setup":
+        try:
+            written = learner_setup(args.exchange, args.course_id, args.config, args.force)
+        except (ValueError, OSError) as exc:
+            print(f"learner-setup: {exc}", file=sys.stderr)
+            return 2
+        print(f"wrote {written}: now `nbgrader fetch_assignment 01_order` in any folder")
+        return 0
     if args.command == "generate":
         return generate(args.ids)
     if args.command == "check":

@@ -126,8 +126,6 @@ def test_full_cycle_fixture(tmp_path):
 def _real_course_ready() -> str:
     if not kit.real_ids([REAL_ID]):
         return f"source/{REAL_ID} and notebooks/{REAL_ID} do not exist yet"
-    if not (kit.REPO / "helpers" / "nbgrader_plugin.py").exists():
-        return "helpers/nbgrader_plugin.py does not exist yet"
     return ""
 
 
@@ -259,3 +257,47 @@ def test_concurrent_gradebook_writers(tmp_path):
     assert {s: report.scores[s]["ex1"] for s in want} == want
     scores, _ = classroom.read_scores(course, ["ex1"], list(want))
     assert {s: scores[s]["ex1"] for s in want} == want
+
+
+def test_a_learner_sets_up_once_then_fetches_and_submits_with_plain_nbgrader(tmp_path):
+    """The learner's side as the README tells it: `python -m helpers learner-setup` writes
+    ~/.jupyter/nbgrader_config.py; plain `nbgrader fetch_assignment` and `submit` then work
+    from any folder, and nbgrader knows the learner by their account name."""
+    import getpass
+    import os
+    import subprocess
+
+    course = kit.fixture_course(tmp_path)
+    exchange = tmp_path / "exchange"
+    cid = classroom.course_id(course)
+    _cli("release", "ex1", "--course", str(course), "--exchange", str(exchange), cwd=tmp_path)
+    home, work = tmp_path / "home", tmp_path / "home" / "work"
+    work.mkdir(parents=True)
+    env = {k: v for k, v in kit.env().items() if not k.startswith(("JUPYTER", "PE_COURSE"))}
+    env["HOME"] = str(home)
+
+    def learner(*cmd: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            list(cmd), cwd=work, env=env, capture_output=True, text=True, check=False, timeout=300
+        )
+
+    setup = learner(PY, "-m", "helpers", "learner-setup", "--exchange", str(exchange),
+                    "--course-id", cid)  # fmt: skip
+    assert setup.returncode == 0, setup.stderr
+    config = home / ".jupyter" / "nbgrader_config.py"
+    assert str(exchange.resolve()) in config.read_text()
+    again = learner(PY, "-m", "helpers", "learner-setup", "--exchange", "/elsewhere")
+    assert again.returncode == 2 and "already exists" in again.stderr
+    assert "/elsewhere" not in config.read_text()  # nothing lost
+
+    fetched = learner(str(kit.BIN / "nbgrader"), "fetch_assignment", "ex1")
+    assert fetched.returncode == 0, fetched.stdout + fetched.stderr
+    assert (work / "ex1" / "ex1.ipynb").exists()
+    submitted = learner(str(kit.BIN / "nbgrader"), "submit", "ex1")
+    assert submitted.returncode == 0, submitted.stdout + submitted.stderr
+    inbound = sorted(p.name for p in (exchange / cid / "inbound").iterdir())
+    assert len(inbound) == 1 and inbound[0].startswith(f"{getpass.getuser()}+ex1+")
+
+    _cli("collect", "ex1", "--course", str(course), "--exchange", str(exchange), cwd=tmp_path)
+    assert (course / "submitted" / getpass.getuser() / "ex1" / "ex1.ipynb").exists()
+    assert os.environ.get("HOME") != str(home)  # the test's own HOME was left alone

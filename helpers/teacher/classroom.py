@@ -88,7 +88,10 @@ def assignment_ids(course: Path, ids: Iterable[str] | None = None) -> list[str]:
     ids = list(ids or [])
     unknown = [i for i in ids if i not in found]
     if unknown:
-        raise ValueError(f"ids must be assignments of {course / 'source'}, got {unknown!r}")
+        raise ValueError(
+            f"unknown assignment {', '.join(unknown)}: the assignments of this course are "
+            f"{', '.join(found)}"
+        )
     return ids or found
 
 
