@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import math
-import re
 
 import numpy as np
 import pytest
@@ -233,24 +232,6 @@ def test_sincos_factory_draws_nothing_under_nbgrader(monkeypatch):
     assert (
         sincos.sincos_explorer(sinusoidal_pe=ref.sinusoidal_pe, wavelengths=ref.wavelengths) is None
     )
-
-
-# --------------------------------------------------------------------------- bench entries
-
-
-@pytest.mark.parametrize("module", [order, sincos])
-def test_bench_explorers_build_at_full_size(module):
-    entries = module.bench_explorers(ref)
-    assert entries
-    for label, explorer, new_values in entries:
-        assert isinstance(explorer, Explorer)
-        assert re.fullmatch(rf"{module.__name__.rsplit('.', 1)[1]}_explorer\[\w+\]", label)
-        if "d" in explorer.controls:
-            assert explorer.controls["d"].value == 512
-        start = explorer.image.value
-        set_values(explorer, **new_values)
-        assert explorer.message.value == ""
-        assert explorer.image.value != start
 
 
 # --------------------------------------------------------------------------- static figures

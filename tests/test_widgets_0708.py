@@ -17,7 +17,6 @@ import pytest
 
 import helpers.reference as ref
 from helpers.widgets import alibi, offsets
-from helpers.widgets.base import Explorer
 
 # The paper's slopes, written out: 6 heads = the 4-head slopes, then slopes 1 and 3 of 8 heads.
 SLOPES_6 = [1 / 4, 1 / 16, 1 / 64, 1 / 256, 1 / 2, 1 / 8]
@@ -287,19 +286,6 @@ def test_factories_build_explorers_outside_nbgrader(monkeypatch):
         ),
         offsets.OffsetsExplorer,
     )
-
-
-@pytest.mark.parametrize("module", [alibi, offsets])
-def test_bench_explorers_accept_their_new_values(module):
-    entries = module.bench_explorers(ref)
-    assert entries
-    for label, ex, new_values in entries:
-        assert isinstance(label, str) and isinstance(ex, Explorer)
-        before = bytes(ex.image.value)
-        for name, value in new_values.items():
-            ex.controls[name].value = value
-        assert ex.message.value == ""
-        assert bytes(ex.image.value) != before
 
 
 # --------------------------------------------------------------------------- static figures

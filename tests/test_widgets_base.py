@@ -57,8 +57,11 @@ def test_layer_moves_keep_the_background_and_match_a_fresh_draw():
     assert moved._background is background and moved._layer is not layer
     fresh = make_alibi(heads=6, seq_len=30, pos=20)
     assert np.count_nonzero(np.any(pixels(moved.image.value) != pixels(fresh.image.value), 2)) == 0
-    moved.controls["seq_len"].value = 40  # new x-limits: a new background
-    assert moved._background is not background
+    layer = moved._layer
+    moved.controls["seq_len"].value = 40  # new x-limits: the moving axis is drawn in the layer
+    assert moved._background is background and moved._layer is not layer
+    fresh = make_alibi(heads=6, seq_len=40, pos=20)
+    assert np.count_nonzero(np.any(pixels(moved.image.value) != pixels(fresh.image.value), 2)) == 0
 
 
 def test_a_failed_update_does_not_keep_a_stale_layer():

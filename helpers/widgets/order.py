@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from helpers import validate
-from helpers.widgets.base import Explorer, int_slider, interactive, log_slider
+from helpers.widgets.base import Explorer, checkbox, int_slider, interactive, learner, log_slider
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -78,10 +78,8 @@ class OrderExplorer(Explorer):
         shuffle: int = 1,
         positions: bool = False,
     ):
-        import ipywidgets as widgets
-
-        self.attention = attention
-        self.position_table = position_table
+        self.attention = learner("attention", attention)
+        self.position_table = learner("position_table", position_table)
         rng = np.random.default_rng(2024)
         # word vectors and projections for the largest sizes; each update slices them
         self.words_full = rng.standard_normal((MAX_TOKENS, MAX_D))
@@ -94,7 +92,7 @@ class OrderExplorer(Explorer):
             "base": log_slider("base", base, 0.5, 6.0),
             "pos": int_slider("first pos", pos, 0, 512),
             "shuffle": int_slider("shuffle", shuffle, 0, 50),
-            "positions": widgets.Checkbox(value=positions, description="add positions"),
+            "positions": checkbox("add positions", positions),
         }
         super().__init__(
             controls, figsize=(10.5, 4.0), title="Shuffle the tokens: does attention notice?"
@@ -104,6 +102,7 @@ class OrderExplorer(Explorer):
     def table(self, n: int, d: int, base: float, pos: int) -> np.ndarray:
         """Rows pos .. pos + n - 1 of the notebook's position table. # shape: (n, d)"""
         pos = int(validate.positions(pos, "pos"))
+        d, base = validate.dim(d), validate.base(base)
         P = np.asarray(self.position_table(pos + n, d, base), dtype=np.float64)
         if P.shape != (pos + n, d):
             raise ValueError(
@@ -182,7 +181,8 @@ class OrderExplorer(Explorer):
             self.images[0], cax=cax, label="attention weight", ticks=[0, 0.01, 0.05, 0.2, 0.5, 1]
         )
         self.suptitle = fig.suptitle("", fontsize=11)
-        self.animate([*self.images, self.titles[2], self.suptitle])
+        # n sets the limits and tick labels of the three maps: their axes move (the layer)
+        self.animate([*self.images, self.titles[2], self.suptitle], moving=list(self.axes))
 
     def update(self, n, d, base, pos, shuffle, positions) -> None:
         n = validate.count(n, "n", minimum=2)
@@ -209,12 +209,13 @@ class OrderExplorer(Explorer):
             for ax in self.axes:
                 ax.set_xlim(-0.5, n - 0.5)
                 ax.set_ylim(n - 0.5, -0.5)
-                if n <= len(WORDS):
+                # the words on the first map only: every map has the original order
+                if n <= len(WORDS) and ax is self.axes[0]:
                     ax.set_xticks(range(n), labels, rotation=90, fontsize=8)
                     ax.set_yticks(range(n), labels, fontsize=8)
                 else:
-                    ax.set_xticks([])
-                    ax.set_yticks([])
+                    ax.set_xticks([0, n - 1] if n > len(WORDS) else [])
+                    ax.set_yticks([0, n - 1] if n > len(WORDS) else [])
         self.titles[2].set_text(f"|difference|: max {diff.max():.1e}")
         where = f"positions {pos}..{pos + n - 1} after shuffling" if positions else "no positions"
         self.suptitle.set_text(f"{where}: output gap {gap:.1e}")
@@ -240,19 +241,3 @@ def order_explorer(
     if not interactive():
         return None
     return OrderExplorer(attention, position_table, **start)
-
-
-def bench_explorers(ref) -> list[tuple[str, Explorer, dict]]:
-    """The explorer at 512 tokens and d = 512 on the reference maths, and new values.
-
-    Two moves: ``shuffle`` keeps the axes (blitted update), ``n`` changes them (full
-    redraw).
-    """
-
-    def build() -> OrderExplorer:
-        return OrderExplorer(ref.attention, ref.sinusoidal_pe, n=512, d=512, positions=True)
-
-    return [
-        ("order_explorer[shuffle]", build(), {"shuffle": 7}),
-        ("order_explorer[n]", build(), {"n": 500}),
-    ]
