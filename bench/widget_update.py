@@ -137,20 +137,24 @@ def set_quietly(explorer: Explorer, name: str, value) -> None:
         control.observe(explorer._on_change, names="value")
 
 
-def time_move(explorer: Explorer, name: str, value, repeat: int) -> tuple[str, list[float]]:
+def time_move(
+    explorer: Explorer, name: str, value, repeat: int
+) -> tuple[str, list[float], list[float]]:
     """Alternate the control between its start value and ``value``; time each refresh.
 
-    Returns the kind of the move to ``value`` (``full``, ``layer`` or ``blit``) and the
-    times in ms.
+    Returns the kind of the move to ``value`` (``full``, ``layer`` or ``blit``), the wall
+    times and the CPU times of this process, in ms (on a busy machine the wall time also
+    holds the time other processes had the cores).
     """
     start = explorer.controls[name].value
-    times, kinds = [], set()
+    times, cpu, kinds = [], [], set()
     for i in range(repeat):
         key, layer = explorer.static_key(), explorer.full_slow_key()
         set_quietly(explorer, name, value if i % 2 == 0 else start)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         explorer.refresh()
         times.append((time.perf_counter() - t0) * 1000.0)
+        cpu.append((time.process_time() - c0) * 1000.0)
         if i % 2 == 0:
             if explorer.static_key() != key:
                 kinds.add("full")
@@ -161,7 +165,7 @@ def time_move(explorer: Explorer, name: str, value, repeat: int) -> tuple[str, l
     kind = "full" if "full" in kinds else "layer" if "layer" in kinds else "blit"
     set_quietly(explorer, name, start)
     explorer.refresh()
-    return kind, times
+    return kind, times, cpu
 
 
 def main() -> int:
@@ -178,14 +182,14 @@ def main() -> int:
         explorer = build(cls)
         for name, control in explorer.controls.items():
             value = new_value(control)
-            kind, times = time_move(explorer, name, value, args.repeat)
+            kind, times, cpu = time_move(explorer, name, value, args.repeat)
             if explorer.message.value:
                 raise SystemExit(
                     f"{cls.__name__}[{name}]: the explorer reported an error: "
                     f"{explorer.message.value}"
                 )
             label = f"{module}.{cls.__name__}[{name} -> {value}]"
-            rows.append((label, kind, statistics.median(times), max(times)))
+            rows.append((label, kind, statistics.median(times), max(times), statistics.median(cpu)))
     load = os.getloadavg()
     width = max(len(r[0]) for r in rows)
     print(
@@ -194,12 +198,12 @@ def main() -> int:
         f"on {os.cpu_count()} cores; OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}"
     )
     print(
-        f"{'explorer[control -> new value]':<{width}}  kind   median ms  max ms  "
-        f"(target {TARGET_MS:.0f} ms, {args.repeat} updates)"
+        f"{'explorer[control -> new value]':<{width}}  kind   median ms  max ms  cpu ms  "
+        f"(target {TARGET_MS:.0f} ms median, {args.repeat} updates)"
     )
-    for name, kind, med, worst in rows:
+    for name, kind, med, worst, cpu in rows:
         flag = "" if med <= TARGET_MS else "  over target"
-        print(f"{name:<{width}}  {kind:<5}  {med:9.1f}  {worst:6.1f}{flag}")
+        print(f"{name:<{width}}  {kind:<5}  {med:9.1f}  {worst:6.1f}  {cpu:6.1f}{flag}")
     for kind in ("blit", "layer", "full"):
         of_kind = [r for r in rows if r[1] == kind]
         over = [r for r in of_kind if r[2] > TARGET_MS]

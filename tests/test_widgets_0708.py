@@ -359,3 +359,13 @@ def test_alibi_explorer_uses_the_given_softmax():
     )
     assert ex.message.value == ""
     np.testing.assert_allclose(ex.distances, (9 - 1) / 4 * np.ones(2), rtol=1e-12)
+
+
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize("seq_len", [1, 2, 7, 64, 1000])
+def test_uniform_distance_is_the_mean_distance_of_uniform_weights(seq_len, causal):
+    """The dashed line of the distance panel: closed form against the weights themselves."""
+    bias = ref.alibi_bias(1, seq_len, causal=causal)
+    uniform = ref.softmax(np.where(np.isneginf(bias), -np.inf, 0.0))
+    expected = float(ref.mean_attention_distance(uniform)[0])
+    assert alibi.uniform_distance(seq_len, causal) == pytest.approx(expected, rel=1e-12, abs=1e-12)

@@ -56,6 +56,16 @@ def bias_mosaic(bias: np.ndarray, tile: int = TILE) -> tuple[np.ndarray, int, in
     return image, rows, cols
 
 
+def uniform_distance(seq_len: int, causal: bool) -> float:
+    """Mean attention distance without a bias (uniform weights over the allowed keys).
+
+    Causal: query i spreads over keys 0..i, mean distance i/2, so (L - 1)/4 on average;
+    symmetric: the mean of |i - j| over all pairs, (L^2 - 1) / (3 L).
+    """
+    L = int(seq_len)
+    return (L - 1) / 4 if causal else (L * L - 1) / (3 * L)
+
+
 def head_colours(slopes: np.ndarray) -> np.ndarray:
     """One colour per head, dark for the steepest slope, light for the flattest."""
     from matplotlib import colormaps
@@ -221,7 +231,7 @@ class AlibiExplorer(Explorer):
         need a failing one are still drawn. True when every function answered.
         """
         self.slopes = self.bias = self.weights = self.distances = None
-        self.uniform_distance = None
+        self.uniform_distance = uniform_distance(seq_len, causal)
         tiles, row = [self.mosaic, *self.tile_labels, self.bias_title], self.row_lines
         dist = [self.dist_points, self.uniform_line, self.uniform_text]
         with self.panel(*self.tile_labels, self.dist_points):
@@ -236,9 +246,6 @@ class AlibiExplorer(Explorer):
             self.distances = np.asarray(
                 self.mean_attention_distance(self.weights), dtype=np.float64
             )
-            mask = np.where(np.isneginf(self.bias[:1]), -np.inf, 0.0)
-            uniform = np.asarray(self.softmax(mask), dtype=np.float64)
-            self.uniform_distance = float(self.mean_attention_distance(uniform)[0])
         return not self.errors
 
     def draw_heads(self, heads: int, seq_len: int, causal: bool) -> None:

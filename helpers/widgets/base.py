@@ -67,7 +67,7 @@ __all__ = [
 ]
 
 
-SLIDER_WIDTH = "370px"  # description 80 px + track (>= 200 px) + readout
+SLIDER_WIDTH = "380px"  # description 80 px + track (about 204 px) + readout
 DESCRIPTION_WIDTH = "80px"
 
 

@@ -105,7 +105,7 @@ class OffsetsExplorer(Explorer):
                 value=starts,
                 description="starts",
                 continuous_update=False,
-                layout=widgets.Layout(width="370px", flex="0 0 auto"),
+                layout=widgets.Layout(width="380px", flex="0 0 auto"),
                 style={"description_width": "80px"},
             ),
         }
