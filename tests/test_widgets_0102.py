@@ -253,6 +253,18 @@ def test_static_figures_render_png():
         pe_heatmaps([])
 
 
+def test_static_figures_display_sharp_at_their_css_size(monkeypatch):
+    """The notebook gets twice the pixels and the CSS size (90 px per inch of figure)."""
+    picture = norm_bars([("d = 64", 1.0, 8.0, math.sqrt(32))])
+    data, meta = picture._repr_mimebundle_()
+    width, height = picture.fig.get_size_inches() * Picture.dpi
+    assert meta["image/png"] == {"width": round(width), "height": round(height)}
+    shown = Image.open(io.BytesIO(data["image/png"]))
+    assert shown.size == (round(2 * width), round(2 * height))
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    assert picture._repr_mimebundle_() is None and picture._repr_png_() is None
+
+
 def test_sincos_wavelength_labels_are_the_learners():
     """The clock labels print the given wavelengths, not a formula of the explorer."""
 
