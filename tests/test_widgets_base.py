@@ -193,3 +193,18 @@ def test_learner_errors_inside_the_explorer_code_are_not_blamed_on_the_learner()
     )
     assert "ValueError: sinusoidal_pe(100, 8) must have shape (100, 8)" in explorer.message.value
     assert "your" not in explorer.message.value
+
+
+def test_frames_through_the_band_cache_are_the_canvas():
+    """Bands of rows that did not change keep their compressed bytes; every frame still
+    decodes (with PIL) to the canvas, and a frame is as small as one compressed whole."""
+    explorer = sincos.SincosExplorer(ref.sinusoidal_pe, ref.wavelengths, d=64, max_len=100)
+    for values in ({"pos": 40}, {"base": 500.0}, {"d": 16}, {"pos": 3}):
+        for name, value in values.items():
+            explorer.controls[name].value = value
+        rgba = np.asarray(explorer.fig.canvas.buffer_rgba())
+        assert np.array_equal(pixels(explorer.image.value), rgba[..., :3])
+    fresh = base.png_bytes(explorer.fig.canvas)
+    assert np.array_equal(pixels(fresh), pixels(explorer.image.value))
+    whole = len(zlib.compress(np.asarray(explorer.fig.canvas.buffer_rgba())[..., :3].tobytes(), 1))
+    assert len(explorer.image.value) < 1.3 * whole
