@@ -109,6 +109,25 @@ def test_order_positions_after_shuffling_change_the_map():
     assert f"{gap:.1e}" in explorer.suptitle.get_text()
 
 
+def test_order_long_sentences_show_every_other_token_of_the_full_maps():
+    """Over MAX_PIXELS tokens the maps show a stride of the full weights (asked for only
+    at the shown columns); the output gap is still over every token."""
+    n, d = 300, 16
+    explorer = order.OrderExplorer(ref.attention, ref.sinusoidal_pe, n=n, d=d, shuffle=5)
+    set_values(explorer, positions=True, pos=3)
+    X, W = order_inputs(explorer, n, d)
+    P = table(n, d, start=3)
+    perm = explorer.last["perm"]
+    inv = np.argsort(perm)
+    original = weights(X + P, W[0], W[1])
+    put_back = weights(X[perm] + P, W[0], W[1])[np.ix_(inv, inv)]
+    for image, full in zip(explorer.images, (original, put_back, np.abs(put_back - original))):
+        np.testing.assert_allclose(image.get_array(), full[::2, ::2], rtol=1e-9, atol=1e-12)
+    V, Vs = (X + P) @ W[2], (X[perm] + P) @ W[2]
+    gap = np.max(np.abs(weights(X[perm] + P, W[0], W[1]) @ Vs - (original @ V)[perm]))
+    assert f"{gap:.1e}" in explorer.suptitle.get_text()
+
+
 def test_order_head_width_is_capped_at_64():
     explorer = order.OrderExplorer(ref.attention, ref.sinusoidal_pe, n=3, d=128, shuffle=0)
     X, W = order_inputs(explorer, 3, 128)

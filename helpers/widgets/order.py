@@ -121,21 +121,26 @@ class OrderExplorer(Explorer):
         P = self.table(n, d, base, pos) if positions else np.zeros((n, d))
         return X, W, perm, P
 
-    def head(self, ZW: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def head(self, ZW: np.ndarray, cols: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The weights and the output of the learner's ``attention`` on one set of projections.
 
         ``ZW`` holds the three projections of the tokens, Z Wq, Z Wk, Z Wv: shape (3, n, d_k).
-        One call with the values ``[I | V]`` returns both: ``A I = A`` and ``A V``.
+        One call with the values ``[E | V]``, E the columns ``cols`` of the identity
+        (all by default), returns both: ``A E`` (those columns of the weights A) and
+        ``A V``. # shapes: (n, len(cols)) and (n, d_k)
         """
         Q, K, V = ZW
         n = Q.shape[0]
-        both = np.asarray(self.attention(Q, K, np.hstack([np.eye(n), V])), dtype=np.float64)
-        if both.shape != (n, n + V.shape[1]):
+        cols = np.arange(n) if cols is None else np.asarray(cols)
+        values = np.zeros((n, cols.size + V.shape[1]))
+        values[cols, np.arange(cols.size)] = 1.0
+        values[:, cols.size :] = V
+        both = np.asarray(self.attention(Q, K, values), dtype=np.float64)
+        if both.shape != values.shape:
             raise ValueError(
-                f"attention(Q, K, V) must have shape (n, d_v) = {(n, n + V.shape[1])}, "
-                f"got {both.shape}"
+                f"attention(Q, K, V) must have shape (n, d_v) = {values.shape}, got {both.shape}"
             )
-        return both[:, :n], both[:, n:]
+        return both[:, : cols.size], both[:, cols.size :]
 
     def projections(self, n, d, base, pos, positions) -> tuple[np.ndarray, np.ndarray]:
         """(X W, P W) for the three projections, each recomputed only when its inputs change.
@@ -190,19 +195,22 @@ class OrderExplorer(Explorer):
         perm = shuffle_order(n, shuffle)
         inv = np.argsort(perm)
         XW, PW = self.projections(n, d, base, pos, positions)
+        # At most MAX_PIXELS rows and columns are drawn (a panel is about 330 pixels wide):
+        # only those columns of the weights are asked for, the outputs of every token.
+        shown = np.arange(0, n, -(-n // MAX_PIXELS))
         key = (n, d, float(base), int(pos), bool(positions))
         if self._cache.get("head_key") != key:  # the sentence in its own order: no shuffle
-            self._cache.update(head_key=None, head=self.head(XW + PW))
+            self._cache.update(head_key=None, head=self.head(XW + PW, shown))
             self._cache["head_key"] = key
         original, out = self._cache["head"]
-        shuffled, out_shuffled = self.head(XW[:, perm] + PW)
-        put_back = shuffled[np.ix_(inv, inv)]
-        diff = np.abs(put_back - original)
-        gap = float(np.max(np.abs(out_shuffled - out[perm])))
-        # at most MAX_PIXELS rows and columns are drawn (the panels are about 230 pixels wide)
-        stride = -(-n // MAX_PIXELS)
+        original = original[shown]
+        # token c of the sentence sits at place inv[c] of the shuffled one
+        shuffled, out_shuffled = self.head(XW[:, perm] + PW, inv[shown])
+        put_back = shuffled[inv[shown]]
+        diff = np.abs(put_back - original)  # over the shown rows and columns
+        gap = float(np.max(np.abs(out_shuffled - out[perm])))  # every token's output
         for im, data in zip(self.images, (original, put_back, diff)):
-            im.set_data(data[::stride, ::stride])
+            im.set_data(data)
             im.set_extent((-0.5, n - 0.5, n - 0.5, -0.5))
         if self.last.get("n") != n:
             labels = [WORDS[i] if i < len(WORDS) else str(i) for i in range(n)]
