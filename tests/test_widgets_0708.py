@@ -369,3 +369,33 @@ def test_uniform_distance_is_the_mean_distance_of_uniform_weights(seq_len, causa
     uniform = ref.softmax(np.where(np.isneginf(bias), -np.inf, 0.0))
     expected = float(ref.mean_attention_distance(uniform)[0])
     assert alibi.uniform_distance(seq_len, causal) == pytest.approx(expected, rel=1e-12, abs=1e-12)
+
+
+def test_alibi_large_moves_show_the_biases_first_then_the_distances():
+    """Past PROGRESSIVE entries a move sends two frames: biases and the query's weights
+    (softmax asked for that row only), then the distances; the last frame is the full one."""
+    shapes = []
+
+    def softmax(x):
+        shapes.append(np.shape(x))
+        return ref.softmax(x)
+
+    def build(**start):
+        return alibi.AlibiExplorer(
+            ref.alibi_slopes, ref.alibi_bias, ref.mean_attention_distance, softmax, **start
+        )
+
+    ex = build(heads=16, seq_len=64)
+    frames = []
+    ex.image.observe(lambda change: frames.append(bytes(change["new"])), names="value")
+    shapes.clear()
+    ex.controls["seq_len"].value = 600
+    assert 16 * 600**2 > alibi.PROGRESSIVE
+    assert len(frames) == 2 and frames[0] != frames[1]
+    assert shapes == [(16, 1, 600), (16, 600, 600)]
+    assert ex.message.value == ""
+    fresh = build(heads=16, seq_len=600, pos=63)
+    assert frames[-1] == bytes(fresh.image.value)
+    frames.clear()
+    ex.controls["pos"].value = 10  # no new measurement: one frame
+    assert len(frames) == 1

@@ -33,6 +33,7 @@ TILE = 64  # pixels per head tile: longer sequences are sampled down to this
 BIAS_FLOOR = -8.0  # biases below this get the darkest colour (exp(-8) = 3e-4)
 MASKED = BIAS_FLOOR - 1.0  # stand-in for -inf, drawn in the colormap's "under" colour
 WEIGHT_FLOOR = 1e-6  # the lowest weight panel 2 shows
+PROGRESSIVE = 4_000_000  # heads x seq_len^2 above which a move is shown in two frames
 
 
 def bias_mosaic(bias: np.ndarray, tile: int = TILE) -> tuple[np.ndarray, int, int]:
@@ -93,7 +94,9 @@ class AlibiExplorer(Explorer):
         self.mean_attention_distance = learner("mean_attention_distance", mean_attention_distance)
         self.softmax = learner("softmax", softmax)
         self._quiet = False
-        self._key = None
+        self._key = self._bias_key = None
+        self._first_pass = False
+        self.row_weights = None
         self.slopes = self.bias = self.weights = self.distances = None
         self.uniform_distance = None
         pos = seq_len - 1 if pos is None else pos
@@ -195,18 +198,22 @@ class AlibiExplorer(Explorer):
         self.ax_row.set_xlim(-0.5, seq_len - 0.5)
         if key != self._key:
             self._key = None  # until every function of the learner has answered
-            if self.measure(heads, seq_len, causal):
+            if self.measure(heads, seq_len, causal, pos, first_pass=self._first_pass):
                 self._key = key
             self.draw_heads(heads, seq_len, causal)
 
         with self.panel(*self.row_lines):
-            self.need(self.weights)
-            weights, colours = self.weights, self.colours(heads)
+            if self.weights is None:  # the first of two frames: the query's row only
+                self.need(self.row_weights)
+                rows = self.row_weights
+            else:
+                rows = self.weights[:, pos]
+            colours = self.colours(heads)
             j = np.arange(seq_len)
             for h, line in enumerate(self.row_lines):
                 line.set_visible(h < heads)
                 if h < heads:
-                    row = weights[h, pos]
+                    row = rows[h]
                     line.set_data(j, np.where(row > 0, row, np.nan))
                     line.set_color(colours[h])
         self.pos_line.set_xdata([pos, pos])
@@ -224,20 +231,54 @@ class AlibiExplorer(Explorer):
         """The bias mosaic and the distance panel change with heads, seq_len and causal only."""
         return self._key
 
-    def measure(self, heads: int, seq_len: int, causal: bool) -> bool:
+    def refresh(self) -> None:
+        """Redraw; a large new measurement (heads x seq_len^2 over ``PROGRESSIVE``) is
+        shown in two frames: the biases and the query's weights at once, then the mean
+        distances of the heads, which need the weights of every query."""
+        values = self.values()
+        key = (int(values["heads"]), int(values["seq_len"]), bool(values["causal"]))
+        if key != self._key and key[0] * key[1] ** 2 > PROGRESSIVE:
+            self._first_pass = True
+            try:
+                super().refresh()
+            finally:
+                self._first_pass = False
+        super().refresh()
+
+    def measure(
+        self, heads: int, seq_len: int, causal: bool, pos: int = 0, first_pass: bool = False
+    ) -> bool:
         """Slopes, bias, weights of a query with no content, mean distances (learner's code).
 
         Each function of the learner is called in its own panel: the panels that do not
-        need a failing one are still drawn. True when every function answered.
+        need a failing one are still drawn. True when every function answered. The first
+        pass of a large measurement (see ``refresh``) asks ``softmax`` for the row of the
+        query at ``pos`` only and leaves the distances out; the second pass keeps the
+        slopes and biases of the first.
         """
-        self.slopes = self.bias = self.weights = self.distances = None
+        key = (heads, seq_len, causal)
+        self.weights = self.row_weights = self.distances = None
         self.uniform_distance = uniform_distance(seq_len, causal)
         tiles, row = [self.mosaic, *self.tile_labels, self.bias_title], self.row_lines
         dist = [self.dist_points, self.uniform_line, self.uniform_text]
-        with self.panel(*self.tile_labels, self.dist_points):
-            self.slopes = np.asarray(self.alibi_slopes(heads), dtype=np.float64)
-        with self.panel(*tiles, *row, *dist):
-            self.bias = np.asarray(self.alibi_bias(heads, seq_len, causal=causal), dtype=np.float64)
+        if self._bias_key != key:
+            self.slopes = self.bias = self._bias_key = None
+            with self.panel(*self.tile_labels, self.dist_points):
+                self.slopes = np.asarray(self.alibi_slopes(heads), dtype=np.float64)
+            with self.panel(*tiles, *row, *dist):
+                bias = self.alibi_bias(heads, seq_len, causal=causal)
+                self.bias = np.asarray(bias, dtype=np.float64)
+            if self.slopes is not None and self.bias is not None:
+                self._bias_key = key
+        if first_pass:
+            with self.panel(*row):
+                self.need(self.bias)
+                # the query's row of the bias: softmax works row by row
+                weights = self.softmax(self.bias[:, pos : pos + 1, :])
+                self.row_weights = np.asarray(weights, dtype=np.float64)[:, 0]
+            with self.panel(*dist):
+                self.need(None)  # drawn in the second frame
+            return False
         with self.panel(*row, *dist):
             self.need(self.bias)
             self.weights = np.asarray(self.softmax(self.bias), dtype=np.float64)  # no content
