@@ -208,3 +208,11 @@ def test_frames_through_the_band_cache_are_the_canvas():
     assert np.array_equal(pixels(fresh), pixels(explorer.image.value))
     whole = len(zlib.compress(np.asarray(explorer.fig.canvas.buffer_rgba())[..., :3].tobytes(), 1))
     assert len(explorer.image.value) < 1.3 * whole
+
+
+@pytest.mark.parametrize(("n1", "n2"), [(0, 5), (5, 0), (100_000, 70_000), (3, 65521 * 3 + 7)])
+def test_adler32_combine_matches_zlib(n1, n2):
+    rng = np.random.default_rng(n1 + n2)
+    a, b = rng.bytes(n1), rng.bytes(n2)
+    combined = base._adler32_combine(zlib.adler32(a), zlib.adler32(b), len(b))
+    assert combined == zlib.adler32(a + b)

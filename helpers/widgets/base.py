@@ -342,35 +342,41 @@ class PngEncoder:
     Written directly (signature, IHDR, one IDAT, IEND): faster than PIL at
     ``compress_level=1`` on these figures, and smaller, since PIL's row filters do not pay
     off on flat plot colours. The IDAT stream is one zlib stream made of independently
-    compressed bands of ``band`` rows (each ends on a full flush, so they can be joined);
-    a band whose pixels equal the previous frame's keeps its compressed bytes. A slider
-    move changes the rows of a panel or two: the rest of the frame costs a comparison.
+    compressed bands of ``band`` rows (each ends on a full flush, so they can be joined;
+    the Adler-32 checksums of the bands are combined). A band whose pixels equal the
+    previous frame's keeps its compressed bytes and checksum: a slider move changes the
+    rows of a panel or two, the rest of the frame costs a comparison.
     """
 
     band = 32
 
     def __init__(self) -> None:
-        self._rows: np.ndarray | None = None
-        self._parts: list[bytes] = []
+        self._rgba: np.ndarray | None = None
+        self._bands: list[tuple[bytes, int, int]] = []  # (deflate bytes, adler32, length)
 
     def encode(self, canvas: FigureCanvasAgg) -> bytes:
         rgba = np.asarray(canvas.buffer_rgba())  # shape: (height, width, 4)
         height, width = rgba.shape[:2]
-        rows = np.empty((height, 1 + 3 * width), dtype=np.uint8)
-        rows[:, 0] = 0  # filter byte 0 (none) on every row
-        rows[:, 1:].reshape(height, width, 3)[...] = rgba[..., :3]
-        previous = self._rows if self._rows is not None and self._rows.shape == rows.shape else None
-        parts = []
+        previous = self._rgba if self._rgba is not None and self._rgba.shape == rgba.shape else None
+        bands = []
         for k, start in enumerate(range(0, height, self.band)):
-            block = rows[start : start + self.band]
-            if previous is not None and np.array_equal(block, previous[start : start + self.band]):
-                parts.append(self._parts[k])
+            pixels = rgba[start : start + self.band]
+            if previous is not None and np.array_equal(pixels, previous[start : start + self.band]):
+                bands.append(self._bands[k])
                 continue
+            rows = np.empty((pixels.shape[0], 1 + 3 * width), dtype=np.uint8)
+            rows[:, 0] = 0  # filter byte 0 (none) on every row
+            rows[:, 1:].reshape(pixels.shape[0], width, 3)[...] = pixels[..., :3]
             raw = zlib.compressobj(1, zlib.DEFLATED, -15)  # raw deflate: no header, no checksum
-            parts.append(raw.compress(block) + raw.flush(zlib.Z_FULL_FLUSH))
-        self._rows, self._parts = rows, parts
+            data = raw.compress(rows) + raw.flush(zlib.Z_FULL_FLUSH)
+            bands.append((data, zlib.adler32(rows), rows.size))
+        self._rgba, self._bands = rgba.copy(), bands
+        checksum = 1  # the Adler-32 of nothing
+        for _, adler, length in bands:
+            checksum = _adler32_combine(checksum, adler, length)
         # zlib header (deflate, level 1), the bands, an empty final block, the Adler-32
-        stream = b"".join([b"\x78\x01", *parts, b"\x03\x00", struct.pack(">I", zlib.adler32(rows))])
+        parts = [b"\x78\x01", *(data for data, _, _ in bands), b"\x03\x00"]
+        stream = b"".join([*parts, struct.pack(">I", checksum)])
         header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit RGB
         return b"".join(
             [
@@ -380,6 +386,17 @@ class PngEncoder:
                 _chunk(b"IEND", b""),
             ]
         )
+
+
+def _adler32_combine(adler1: int, adler2: int, length2: int) -> int:
+    """The Adler-32 of ``a + b`` from those of ``a`` and ``b`` (zlib's adler32_combine)."""
+    base = 65521
+    rem = length2 % base
+    sum1 = adler1 & 0xFFFF
+    sum2 = (rem * sum1) % base
+    sum1 = (sum1 + (adler2 & 0xFFFF) + base - 1) % base
+    sum2 = (sum2 + ((adler1 >> 16) & 0xFFFF) + ((adler2 >> 16) & 0xFFFF) + base - rem) % base
+    return sum1 | (sum2 << 16)
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
