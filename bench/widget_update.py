@@ -158,7 +158,7 @@ def time_move(
         if i % 2 == 0:
             if explorer.static_key() != key:
                 kinds.add("full")
-            elif explorer.slow and explorer.full_slow_key() != layer:
+            elif explorer.full_slow_key() != layer:
                 kinds.add("layer")
             else:
                 kinds.add("blit")

@@ -16,8 +16,9 @@ changed: the limits or scales of any axes (found automatically), or the subclass
 Frames are rendered at ``scale`` (2) device pixels per CSS pixel and shown at the figure's
 CSS size (``figsize`` times ``dpi`` = 72), so text stays sharp on high-density screens.
 Axes whose limits follow a slider are ``moving``: their axis lines, ticks and labels are
-left out of the background and drawn into the cached layer, so a move that changes those
-limits redraws a few texts, not the whole figure.
+left out of the background and drawn into a cached layer of their own (under the layer of
+slow artists), so a move that changes those limits redraws a few texts, not the whole
+figure.
 
 Learner functions are wrapped with ``learner(name, fn)``: an error inside one is reported
 as "cannot draw: your `name` raised ...". ``with self.panel(*artists):`` fences the part
@@ -130,9 +131,10 @@ class Explorer:
     background while ``static_key()`` stays the same (the limits and scales of every axes
     that is not ``moving``, the dpi, plus ``layout_key()`` for anything else static a
     subclass changes). An update restores the background and draws the animated artists
-    on top, in the order given to ``animate``. The axis artists of ``moving`` axes and
-    the ``slow`` artists (``animate(..., slow=[...])``) are kept in a second cached layer,
-    drawn again when ``slow_key()`` or the limits of a moving axes change.
+    on top, in the order given to ``animate``. The axis artists of ``moving`` axes are
+    kept in a cached layer over the background, drawn again when their limits change; the
+    ``slow`` artists (``animate(..., slow=[...])``) in a cached layer over that one, drawn
+    again when ``slow_key()`` or the layer under it changed.
     """
 
     dpi = 72  # CSS pixels per inch: the figure is shown at figsize * dpi CSS pixels
@@ -167,6 +169,8 @@ class Explorer:
         self._background_key: Hashable = None
         self._layer = None
         self._layer_key: Hashable = None
+        self._axes_layer = None
+        self._axes_key: Hashable = None
         self._png = PngEncoder()
         self.draw(self.fig)
         for control in self.controls.values():
@@ -203,8 +207,9 @@ class Explorer:
         changed, into a cached layer over the background (a heatmap that follows ``base``
         but not ``pos``, say). ``moving`` axes (or single ``ax.xaxis`` / ``ax.yaxis``)
         have limits that follow the sliders: those axis artists (ticks, tick labels,
-        grid) are drawn into that layer too, whenever their limits change, so the
-        background never depends on them.
+        grid) are drawn into a cached layer of their own, between the background and the
+        slow layer, whenever their limits change, so the background never depends on
+        them and a move of ``base`` does not draw tick labels again.
         """
         from matplotlib.axes import Axes
 
@@ -213,10 +218,11 @@ class Explorer:
             axis_artists += [item.xaxis, item.yaxis] if isinstance(item, Axes) else [item]
         self.moving_axis = axis_artists
         self.dynamic = list(artists)
-        self.slow = axis_artists + list(slow)
-        for artist in self.dynamic + self.slow:
+        self.slow = list(slow)
+        for artist in self.dynamic + self.slow + self.moving_axis:
             artist.set_animated(True)
         self._background, self._background_key = None, None
+        self._axes_layer, self._axes_key = None, None
         self._layer, self._layer_key = None, None
 
     def _limits(self, ax: Axes) -> tuple:
@@ -230,13 +236,16 @@ class Explorer:
         """What the background depends on: still limits and scales, dpi, layout_key."""
         return (tuple(self._limits(ax) for ax in self.fig.axes), self.fig.dpi, self.layout_key())
 
-    def full_slow_key(self) -> Hashable:
-        """What the cached layer depends on: ``slow_key``, moving limits, failed panels."""
-        failed = tuple(i for i, a in enumerate(self.slow) if id(a) in self._failed)
-        moving = tuple(
+    def moving_key(self) -> Hashable:
+        """What the layer of moving axes depends on: their limits and scales."""
+        return tuple(
             (axis.get_view_interval().tolist(), axis.get_scale()) for axis in self.moving_axis
         )
-        return (self.slow_key(), moving, failed)
+
+    def full_slow_key(self) -> Hashable:
+        """What the cached layers depend on: moving limits, ``slow_key``, failed panels."""
+        failed = tuple(i for i, a in enumerate(self.slow) if id(a) in self._failed)
+        return (self.moving_key(), self.slow_key(), failed)
 
     def values(self) -> dict:
         """The current value of every control, by name."""
@@ -289,20 +298,31 @@ class Explorer:
             canvas.draw()  # animated artists are left out
             self._background = canvas.copy_from_bbox(fig.bbox)
             self._background_key = self.static_key()  # drawing may settle limits
-            self._layer = None
-        elif not self.slow:
-            canvas.restore_region(self._background)
+            self._axes_layer = self._layer = None
         renderer = canvas.get_renderer()
+        below = self._background  # what the next layer is drawn over
+        if self.moving_axis:
+            axes_key = self.moving_key()
+            if self._axes_layer is None or axes_key != self._axes_key:
+                canvas.restore_region(self._background)
+                for axis in self.moving_axis:
+                    axis.draw(renderer)
+                self._axes_layer, self._axes_key = canvas.copy_from_bbox(fig.bbox), axes_key
+                self._layer = None
+            below = self._axes_layer
+        top = below
         if self.slow:
             slow_key = self.full_slow_key()
             if self._layer is None or slow_key != self._layer_key:
-                canvas.restore_region(self._background)
+                canvas.restore_region(below)
                 for artist in self.slow:
                     if self._drawn(artist):
                         artist.draw(renderer)
                 self._layer, self._layer_key = canvas.copy_from_bbox(fig.bbox), slow_key
-            else:
-                canvas.restore_region(self._layer)
+            top = self._layer
+        elif self.moving_axis:
+            self._layer = self._axes_layer
+        canvas.restore_region(top)
         for artist in self.dynamic:
             if self._drawn(artist):
                 artist.draw(renderer)
