@@ -1,20 +1,22 @@
-"""Median time of one explorer update (recompute + redraw) for every explorer of the course.
+"""Median time of one explorer update (recompute + redraw) for every move of every explorer.
 
-Each ``helpers.widgets.<module>`` offers ``bench_explorers(ref)``: explorers built on the
-reference maths at d = 512 and max_len = 512 (where those apply) with new slider values.
-One update = setting those values (the explorer recomputes and re-renders its figure).
-Each module has entries of two or three kinds: a move that keeps every axis (``blit``:
-the cached background is restored and only the changing artists are drawn), a move that
-also redraws the cached layer of slow artists (``layer``: a heatmap that follows ``base``,
-say) and a move that changes the axes (``full``: the whole figure is drawn again). The
-kind is measured, not assumed, from the explorer's ``static_key()`` and ``slow_key()``.
+The explorers are found, not listed: every ``Explorer`` subclass defined in a module of
+``helpers.widgets``. Each is built from ``helpers.reference`` (its function parameters are
+matched by name to the reference functions, see ``REFERENCE_NAMES``) at the largest sizes
+the course uses (d = 512, max_len = 512, 512 tokens, ...; see ``LARGE``), and each of its
+controls, one at a time, is moved to a new value (``new_value``): one row per explorer and
+control. One update = setting that value (the explorer recomputes and re-renders its
+figure). The kind of redraw is measured, not assumed, from the explorer's ``static_key()``
+and ``full_slow_key()``: ``blit`` (the cached layer is restored and only the changing
+artists drawn), ``layer`` (the cached layer of slow artists and moving axes is drawn again
+over the background) or ``full`` (the whole figure is drawn again).
 
-    .venv/bin/python -m bench.widget_update [--repeat 20]
+    .venv/bin/python -m bench.widget_update [--repeat 20] [--only rope,alibi]
 
-Target: at most 50 ms per blitted update (the exit status is 1 when one is over); layer
-and full redraws are printed as measured. BLAS runs on one thread (as in a learner's kernel on a
-busy machine, and so that the timings do not depend on the number of idle cores); the
-machine's load average is printed with the results.
+Target: at most 50 ms per update, whatever its kind (the exit status is 1 when a median is
+over). BLAS runs on one thread (as in a learner's kernel on a busy machine, and so that the
+timings do not depend on the number of idle cores); the machine's load average is printed
+before and after the measurements.
 """
 
 from __future__ import annotations
@@ -26,92 +28,188 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse
 import importlib
+import inspect
+import math
 import pkgutil
 import statistics
 import time
+from collections.abc import Callable
+
+import numpy as np
 
 import helpers.reference as ref
 import helpers.widgets
+from helpers.widgets.base import Explorer
 
 TARGET_MS = 50.0
 
+# Start values of the explorers' parameters that exist, at the largest sizes of the course.
+LARGE = {
+    "d": 512,
+    "max_len": 512,
+    "n": 512,
+    "seq_len": 512,
+    "max_offset": 511,
+    "positions": True,
+}
 
-def time_updates(explorer, new_values: dict, repeat: int) -> list[float]:
-    """Alternate between the explorer's start values and ``new_values``; time each refresh."""
-    start = explorer.values()
-    times = []
+# A function parameter of an explorer -> the reference function of the same job.
+REFERENCE_NAMES = {"position_table": "sinusoidal_pe"}
+
+
+def alibi_score(q, k, m, n, slope=0.5):
+    """08_offsets' ``alibi_score`` from the reference: ``q . k`` plus the bias of one head
+    at distance ``|m - n|``, rescaled from the reference's slope to ``slope``."""
+    one_head = float(ref.alibi_slopes(1)[0])
+    bias = ref.alibi_bias(1, abs(m - n) + 1, causal=False)[0, 0, -1]
+    return float(np.dot(q, k)) + float(bias) * slope / one_head
+
+
+EXTRA = {"alibi_score": alibi_score}  # notebook functions the reference does not have
+
+
+def explorer_classes() -> list[tuple[str, type[Explorer]]]:
+    """Every ``Explorer`` subclass defined in a module of ``helpers.widgets``."""
+    found = []
+    for info in pkgutil.iter_modules(helpers.widgets.__path__):
+        module = importlib.import_module(f"helpers.widgets.{info.name}")
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if (
+                issubclass(cls, Explorer)
+                and cls is not Explorer
+                and cls.__module__ == module.__name__
+            ):
+                found.append((info.name, cls))
+    return found
+
+
+def reference_function(name: str) -> Callable:
+    if name in EXTRA:
+        return EXTRA[name]
+    fn = getattr(ref, REFERENCE_NAMES.get(name, name), None)
+    if not callable(fn):
+        raise SystemExit(f"no reference function for the explorer parameter {name!r}")
+    return fn
+
+
+def build(cls: type[Explorer]) -> Explorer:
+    """``cls`` on the reference functions, with the ``LARGE`` start values it accepts."""
+    kwargs = {}
+    for name, param in inspect.signature(cls.__init__).parameters.items():
+        if name == "self" or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        if param.default is inspect.Parameter.empty:
+            kwargs[name] = reference_function(name)
+        elif name in LARGE:
+            kwargs[name] = LARGE[name]
+    return cls(**kwargs)
+
+
+def new_value(control):
+    """A value of ``control`` other than its current one, about 60 % along its range."""
+    value = control.value
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, str):
+        return "5, 20, 300, 4000" if value != "5, 20, 300, 4000" else "3, 10, 100, 4000"
+    if hasattr(control, "base"):  # a log slider: exponents min .. max
+        lo, hi = control.min, control.max
+        exponent = math.log(value, control.base)
+        target = lo + 0.6 * (hi - lo)
+        if abs(target - exponent) < 0.5:
+            target = lo + 0.2 * (hi - lo)
+        return float(control.base ** (round(target / control.step) * control.step))
+    lo, hi, step = control.min, control.max, control.step
+    for fraction in (0.6, 0.3, 0.9):
+        target = lo + round(fraction * (hi - lo) / step) * step
+        if target != value:
+            return type(value)(target)
+    raise ValueError(f"no other value for {control.description!r}")
+
+
+def set_quietly(explorer: Explorer, name: str, value) -> None:
+    """Set a control without firing the explorer's observer."""
+    control = explorer.controls[name]
+    control.unobserve(explorer._on_change, names="value")
+    try:
+        control.value = value
+    finally:
+        control.observe(explorer._on_change, names="value")
+
+
+def time_move(
+    explorer: Explorer, name: str, value, repeat: int
+) -> tuple[str, list[float], list[float]]:
+    """Alternate the control between its start value and ``value``; time each refresh.
+
+    Returns the kind of the move to ``value`` (``full``, ``layer`` or ``blit``), the wall
+    times and the CPU times of this process, in ms (on a busy machine the wall time also
+    holds the time other processes had the cores).
+    """
+    start = explorer.controls[name].value
+    times, cpu, kinds = [], [], set()
     for i in range(repeat):
-        values = new_values if i % 2 == 0 else start
-        for name, value in values.items():
-            # set without firing the observer, then time one refresh: recompute + render
-            explorer.controls[name].unobserve(explorer._on_change, names="value")
-            explorer.controls[name].value = value
-            explorer.controls[name].observe(explorer._on_change, names="value")
-        t0 = time.perf_counter()
+        key, layer = explorer.static_key(), explorer.full_slow_key()
+        set_quietly(explorer, name, value if i % 2 == 0 else start)
+        t0, c0 = time.perf_counter(), time.process_time()
         explorer.refresh()
         times.append((time.perf_counter() - t0) * 1000.0)
-    return times
-
-
-def move_kind(explorer, new_values: dict) -> str:
-    """How setting ``new_values`` redraws: ``full``, ``layer`` or ``blit``.
-
-    ``full``: the background changed (``static_key``); ``layer``: the cached layer of slow
-    artists changed (``slow_key``); ``blit``: only the per-update artists were drawn.
-    """
-    start = explorer.values()
-    key, slow = explorer.static_key(), explorer.slow_key()
-    for name, value in new_values.items():
-        explorer.controls[name].value = value
-    if explorer.static_key() != key:
-        kind = "full"
-    elif explorer.slow and explorer.slow_key() != slow:
-        kind = "layer"
-    else:
-        kind = "blit"
-    for name, value in start.items():
-        explorer.controls[name].value = value
-    return kind
+        cpu.append((time.process_time() - c0) * 1000.0)
+        if i % 2 == 0:
+            if explorer.static_key() != key:
+                kinds.add("full")
+            elif explorer.full_slow_key() != layer:
+                kinds.add("layer")
+            else:
+                kinds.add("blit")
+    kind = "full" if "full" in kinds else "layer" if "layer" in kinds else "blit"
+    set_quietly(explorer, name, start)
+    explorer.refresh()
+    return kind, times, cpu
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--only", default="", help="comma-separated widget modules")
     args = parser.parse_args()
+    only = {m for m in args.only.split(",") if m}
+    load_before = os.getloadavg()
     rows = []
-    for info in pkgutil.iter_modules(helpers.widgets.__path__):
-        module = importlib.import_module(f"helpers.widgets.{info.name}")
-        if not hasattr(module, "bench_explorers"):
+    for module, cls in explorer_classes():
+        if only and module not in only:
             continue
-        for label, explorer, new_values in module.bench_explorers(ref):
-            kind = move_kind(explorer, new_values)
-            times = time_updates(explorer, new_values, args.repeat)
+        explorer = build(cls)
+        for name, control in explorer.controls.items():
+            value = new_value(control)
+            kind, times, cpu = time_move(explorer, name, value, args.repeat)
             if explorer.message.value:
                 raise SystemExit(
-                    f"{label}: the explorer reported an error: {explorer.message.value}"
+                    f"{cls.__name__}[{name}]: the explorer reported an error: "
+                    f"{explorer.message.value}"
                 )
-            rows.append((f"{info.name}.{label}", kind, statistics.median(times), max(times)))
+            label = f"{module}.{cls.__name__}[{name} -> {value}]"
+            rows.append((label, kind, statistics.median(times), max(times), statistics.median(cpu)))
     load = os.getloadavg()
     width = max(len(r[0]) for r in rows)
     print(
-        f"machine load (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} "
+        f"machine load (1, 5, 15 min): before {load_before[0]:.2f} {load_before[1]:.2f} "
+        f"{load_before[2]:.2f}, after {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} "
         f"on {os.cpu_count()} cores; OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}"
     )
     print(
-        f"{'explorer':<{width}}  kind   median ms  max ms  "
-        f"(target {TARGET_MS:.0f} ms, {args.repeat} updates)"
+        f"{'explorer[control -> new value]':<{width}}  kind   median ms  max ms  cpu ms  "
+        f"(target {TARGET_MS:.0f} ms median, {args.repeat} updates)"
     )
-    for name, kind, med, worst in rows:
+    for name, kind, med, worst, cpu in rows:
         flag = "" if med <= TARGET_MS else "  over target"
-        print(f"{name:<{width}}  {kind:<5}  {med:9.1f}  {worst:6.1f}{flag}")
+        print(f"{name:<{width}}  {kind:<5}  {med:9.1f}  {worst:6.1f}  {cpu:6.1f}{flag}")
     for kind in ("blit", "layer", "full"):
         of_kind = [r for r in rows if r[1] == kind]
         over = [r for r in of_kind if r[2] > TARGET_MS]
         if of_kind:
-            print(f"{kind:<5}: {len(of_kind)} entries, {len(over)} over the target")
-    # the exit status checks the target on the blitted updates (a slider move that keeps
-    # the axes); layer and full redraws are reported as measured
-    return 1 if any(r[2] > TARGET_MS for r in rows if r[1] == "blit") else 0
+            print(f"{kind:<5}: {len(of_kind)} moves, {len(over)} over the target")
+    return 1 if any(r[2] > TARGET_MS for r in rows) else 0
 
 
 if __name__ == "__main__":

@@ -46,23 +46,34 @@ __all__ = [
 class Picture:
     """A figure that Jupyter displays as a PNG (``fig`` holds the matplotlib figure).
 
-    ``png()`` always renders; the notebook display (``_repr_png_``) renders nothing while
-    nbgrader runs the notebook.
+    ``png()`` always renders at ``dpi``; the notebook display renders at ``scale`` times
+    that many pixels and tells the front end the size in CSS pixels (``figsize * dpi``),
+    so the picture is sharp on high-density screens. Nothing is rendered for the notebook
+    while nbgrader runs it.
     """
 
-    dpi = 90
+    dpi = 90  # CSS pixels per inch
+    scale = 2  # device pixels per CSS pixel in the displayed PNG
 
     def __init__(self, fig: Figure):
         self.fig = fig
 
-    def png(self) -> bytes:
-        """The figure rendered as PNG bytes."""
+    def png(self, dpi: float | None = None) -> bytes:
+        """The figure rendered as PNG bytes (at ``dpi``, by default ``self.dpi``)."""
         buf = io.BytesIO()
-        self.fig.savefig(buf, format="png", dpi=self.dpi)
+        self.fig.savefig(buf, format="png", dpi=self.dpi if dpi is None else dpi)
         return buf.getvalue()
 
     def _repr_png_(self) -> bytes | None:
         return self.png() if interactive() else None
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        if not interactive():
+            return None
+        width, height = self.fig.get_size_inches() * self.dpi
+        data = self.png(dpi=self.dpi * self.scale)
+        size = {"width": round(float(width)), "height": round(float(height))}
+        return {"image/png": data}, {"image/png": size}
 
     def __repr__(self) -> str:
         titles = [ax.get_title() for ax in self.fig.axes if ax.get_title()]

@@ -1,17 +1,28 @@
 """A real browser: JupyterLab on localhost driven by headless Chromium through Playwright.
 
-The learner notebook of 02_sincos, answered with the source's solutions, is opened in a
-temporary copy of the course, all cells are run from JupyterLab's Run menu, the explorer's
-widget renders, and setting its ``d`` slider changes the figure: the screenshots of the plot
-before and after differ. Screenshots go to ``artifacts/browser/`` (git-ignored).
+The learner notebooks, answered with the source's solutions, are opened in a temporary
+copy of the course in a 1400 x 1000 window with the file browser open, and all their
+cells are run from JupyterLab's Run menu. For the explorer of every notebook:
+
+- layout: every slider track is at least 200 px wide, the controls wrap onto rows inside
+  the output (checkboxes and text boxes visible), and neither the notebook nor the
+  explorer's output has a horizontal scrollbar;
+- latency: one or two of its sliders are set by typing into the readout and pressing
+  Enter, and the time from the key press to the new image decoded in the page is printed
+  (a measurement, not an assertion: the machine may be busy);
+- screenshots of the explorer and the page go to ``artifacts/browser/`` (git-ignored).
+
+For 02_sincos, the screenshots of the figure before and after a move of ``d`` must differ.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -28,7 +39,29 @@ from tests import rehearsal
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 CHROMIUM = os.environ.get("PE_COURSE_CHROMIUM", "/usr/bin/chromium")
-ASSIGNMENT = "02_sincos"
+ASSIGNMENTS = [
+    "01_order",
+    "02_sincos",
+    "03_norm",
+    "04_decay",
+    "05_rotation",
+    "06_rope",
+    "07_alibi",
+    "08_offsets",
+]
+# The sliders whose latency is measured in each explorer: (label, two values to set).
+MOVES = {
+    "01_order": [("tokens", ("300", "6"))],
+    "02_sincos": [("d", ("512", "64"))],
+    "03_norm": [("d", ("512", "32"))],
+    "04_decay": [("d", ("512", "32"))],
+    "05_rotation": [("d", ("512", "16"))],
+    "06_rope": [("m (query)", ("994", "5")), ("d", ("512", "64"))],
+    "07_alibi": [("seq_len", ("994", "64"))],
+    "08_offsets": [("d", ("512", "64"))],
+}
+REPEAT = 3  # moves per slider: start -> new -> start -> new ...
+MIN_TRACK = 200  # px
 ARTIFACTS = kit.REPO / "artifacts" / "browser"
 LAUNCH_ARGS = [
     "--headless",
@@ -41,6 +74,52 @@ LAUNCH_ARGS = [
     "--disable-sync",
 ]
 
+# Records, in the page, the key press (Enter in a readout) and the moments the explorer's
+# image got each new picture decoded: window.__latency = {t0, frames: [decoded, ...]}.
+WATCH_JS = """([readout, img]) => {
+  const lat = {t0: null, frames: []};
+  window.__latency = lat;
+  readout.addEventListener('keydown', e => {
+    if (e.key === 'Enter' && lat.t0 === null) lat.t0 = e.timeStamp;
+  }, {capture: true});
+  new MutationObserver(() => {
+    const done = () => { lat.frames.push(performance.now()); };
+    img.decode().then(done, done);
+  }).observe(img, {attributes: true, attributeFilter: ['src']});
+}"""
+SETTLE = 1.5  # s without a new frame after the first: the move is drawn completely
+
+# Layout facts of one explorer: slider tracks, controls inside the output, scrollbars.
+LAYOUT_JS = """(box) => {
+  const out = box.closest('.jp-OutputArea-output') || box.parentElement;
+  const outRect = out.getBoundingClientRect();
+  const scroller = box.closest('.jp-WindowedPanel-outer') || box.closest('.jp-Notebook');
+  const sliders = [...box.querySelectorAll('.widget-slider')].map(s => {
+    const track = s.querySelector('.noUi-target') || s.querySelector('.slider-container');
+    const label = s.querySelector('.widget-label');
+    return {label: label ? label.textContent : '', track: track.getBoundingClientRect().width};
+  });
+  const controls = [...box.querySelectorAll('.widget-slider, .widget-checkbox, .widget-text')]
+    .map(c => {
+      const r = c.getBoundingClientRect();
+      const label = c.querySelector('.widget-label, label');
+      return {label: label ? label.textContent : c.className, left: r.left, right: r.right,
+              width: r.width};
+    });
+  const img = box.querySelector('img');
+  const ir = img.getBoundingClientRect();
+  const side = document.querySelector('#filebrowser');
+  return {
+    sliders, controls,
+    output: {left: outRect.left, right: outRect.right, width: outRect.width,
+             scroll: out.scrollWidth, client: out.clientWidth},
+    notebook: {scroll: scroller.scrollWidth, client: scroller.clientWidth},
+    image: {width: ir.width, height: ir.height, natural: img.naturalWidth},
+    fileBrowser: side ? side.getBoundingClientRect().width : 0,
+    window: window.innerWidth,
+  };
+}"""
+
 
 def _skip_reason() -> str:
     if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
@@ -49,8 +128,8 @@ def _skip_reason() -> str:
         import playwright.sync_api  # noqa: F401
     except ImportError:
         return "the playwright package is missing: `make setup`"
-    if not kit.real_ids([ASSIGNMENT]):
-        return f"source/{ASSIGNMENT} does not exist yet"
+    if not kit.real_ids(ASSIGNMENTS):
+        return "no assignment of the course exists yet"
     return ""
 
 
@@ -60,15 +139,18 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def lab(tmp_path):
-    """JupyterLab serving a temporary copy of the course; yields (url, notebook path)."""
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """JupyterLab serving a temporary copy of the course; yields (url, token)."""
+    tmp_path = tmp_path_factory.mktemp("lab")
+    ids = kit.real_ids(ASSIGNMENTS)
     root = tmp_path / "course"
-    classroom.copy_course(kit.REPO, root, [ASSIGNMENT])
-    notebook = root / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-    rehearsal.make_submission(
-        notebook, root / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", notebook
-    )
+    classroom.copy_course(kit.REPO, root, ids)
+    for assignment in ids:
+        notebook = root / "notebooks" / assignment / f"{assignment}.ipynb"
+        rehearsal.make_submission(
+            notebook, root / "source" / assignment / f"{assignment}.ipynb", notebook
+        )
     port, token = _free_port(), secrets.token_hex(16)
     home = tmp_path / "home"
     home.mkdir()
@@ -112,7 +194,7 @@ def lab(tmp_path):
                     log.flush()
                     pytest.fail("JupyterLab did not start:\n" + (tmp_path / "lab.log").read_text())
                 time.sleep(0.5)
-        yield f"{url}/lab/tree/notebooks/{ASSIGNMENT}/{ASSIGNMENT}.ipynb?token={token}"
+        yield url, token
     finally:
         proc.terminate()
         try:
@@ -122,6 +204,89 @@ def lab(tmp_path):
         log.close()
 
 
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS, headless=True)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def _stop_kernels(url: str, token: str) -> None:
+    """Shut every session down, so that one notebook's kernel at a time uses the machine."""
+    with urllib.request.urlopen(f"{url}/api/sessions?token={token}", timeout=10) as r:
+        sessions = json.load(r)
+    for session in sessions:
+        request = urllib.request.Request(
+            f"{url}/api/sessions/{session['id']}?token={token}", method="DELETE"
+        )
+        urllib.request.urlopen(request, timeout=30).close()
+
+
+def _open_and_run(page, url: str, token: str, assignment: str):
+    """Open the notebook with the file browser shown, run all cells; the explorer's box."""
+    # ?reset: a fresh workspace, without the tabs of the notebooks opened before
+    page.goto(f"{url}/lab/tree/notebooks/{assignment}/{assignment}.ipynb?reset&token={token}")
+    page.locator(".jp-NotebookPanel").first.wait_for()
+    page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
+        timeout=180_000
+    )
+    if not page.locator("#filebrowser").is_visible():
+        page.locator("li[data-id='filebrowser']").first.click()
+        page.locator("#filebrowser").wait_for()
+    page.screenshot(path=str(ARTIFACTS / f"{assignment}-opened.png"))
+    page.get_by_role("menuitem", name="Run").first.click()
+    page.get_by_text("Run All Cells", exact=True).first.click()
+    explorer = (
+        page.locator(".widget-vbox")
+        .filter(has=page.locator("img"))
+        .filter(has=page.locator(".widget-slider"))
+        .first
+    )
+    try:
+        explorer.wait_for(timeout=300_000)
+    finally:
+        page.screenshot(path=str(ARTIFACTS / f"{assignment}-run.png"))
+    image = explorer.locator("img").first
+    image.scroll_into_view_if_needed()
+    page.wait_for_function("el => el.naturalWidth > 0", arg=image.element_handle())
+    return explorer, image
+
+
+def _slider(page, explorer, label: str):
+    return (
+        explorer.locator(".widget-slider")
+        .filter(has=page.locator(".widget-label", has_text=label))
+        .filter(has=page.get_by_text(label, exact=True))
+        .first
+    )
+
+
+def _set(page, explorer, image, label: str, value: str) -> tuple[float, float]:
+    """Type ``value`` into the readout of the slider ``label``; ms from Enter to the first
+    new picture decoded in the page, and to the last one (a large ALiBi move sends two)."""
+    readout = _slider(page, explorer, label).locator(".widget-readout").first
+    readout.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type(value)
+    page.evaluate(WATCH_JS, [readout.element_handle(), image.element_handle()])
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => window.__latency.frames.length > 0", timeout=120_000)
+    seen = 0
+    while True:  # until no new frame arrives for SETTLE seconds
+        time.sleep(SETTLE)
+        lat = page.evaluate("() => window.__latency")
+        if len(lat["frames"]) == seen:
+            break
+        seen = len(lat["frames"])
+    return lat["frames"][0] - lat["t0"], lat["frames"][-1] - lat["t0"]
+
+
 def _png(path: Path) -> np.ndarray:
     import matplotlib.image
 
@@ -129,60 +294,93 @@ def _png(path: Path) -> np.ndarray:
 
 
 @pytest.mark.skipif(bool(_skip_reason()), reason=_skip_reason() or "ready")
-def test_widget_slider_changes_figure(lab):
-    """Run all cells in JupyterLab; the explorer renders; moving ``d`` redraws its figure."""
-    from playwright.sync_api import sync_playwright
+@pytest.mark.parametrize("assignment", kit.real_ids(ASSIGNMENTS) or ["none"])
+def test_explorer_layout_and_latency(lab, browser, assignment):
+    """Sliders >= 200 px, controls wrapped inside the output, no horizontal scrollbar;
+    the latency of a move of each measured slider is printed."""
+    url, token = lab
+    # a high-density screen (2 device pixels per CSS pixel): the screenshots show whether
+    # the text of the figures is sharp; the CSS layout is the same as at 1x
+    page = browser.new_page(viewport={"width": 1400, "height": 1000}, device_scale_factor=2)
+    page.set_default_timeout(120_000)
+    try:
+        explorer, image = _open_and_run(page, url, token, assignment)
+        time.sleep(1.0)  # let the layout settle after the last output
+        layout = page.evaluate(LAYOUT_JS, explorer.element_handle())
+        explorer.screenshot(path=str(ARTIFACTS / f"{assignment}-explorer.png"))
+        latencies = {}
+        for label, values in MOVES.get(assignment, []):
+            start = _slider(page, explorer, label).locator(".widget-readout").inner_text()
+            times = []
+            for i in range(REPEAT):
+                times.append(_set(page, explorer, image, label, values[i % 2]))
+            _set(page, explorer, image, label, start.strip().replace(",", ""))
+            latencies[label] = times
+        explorer.screenshot(path=str(ARTIFACTS / f"{assignment}-explorer-moved.png"))
+        page.screenshot(path=str(ARTIFACTS / f"{assignment}-page.png"))
+    finally:
+        page.close()
+        _stop_kernels(url, token)
 
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.set_default_timeout(120_000)
-            page.goto(lab)
-            page.locator(".jp-NotebookPanel").first.wait_for()
-            page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
-                timeout=180_000
+    load = os.getloadavg()
+    tracks = ", ".join(f"{s['label']} {s['track']:.0f}" for s in layout["sliders"])
+    print(
+        f"\n{assignment}: window {layout['window']} px, file browser {layout['fileBrowser']:.0f} px,"
+        f" output {layout['output']['width']:.0f} px, image {layout['image']['width']:.0f} x "
+        f"{layout['image']['height']:.0f} CSS px from {layout['image']['natural']} px;"
+        f" slider tracks (px): {tracks}"
+    )
+    for label, times in latencies.items():
+        first = [t for t, _ in times]
+        last = [t for _, t in times]
+        shown = ", ".join(f"{t:.0f}" for t in first)
+        print(
+            f"{assignment}: {label}: key press to new image {shown} ms "
+            f"(median {statistics.median(first):.0f} ms; load {load[0]:.2f})"
+        )
+        if last != first:
+            shown = ", ".join(f"{t:.0f}" for t in last)
+            print(
+                f"{assignment}: {label}: key press to the last frame of the move {shown} ms "
+                f"(median {statistics.median(last):.0f} ms)"
             )
-            page.screenshot(path=str(ARTIFACTS / f"{ASSIGNMENT}-opened.png"))
-            page.get_by_role("menuitem", name="Run").first.click()
-            page.get_by_text("Run All Cells", exact=True).first.click()
-            # The explorer: the first widget box holding an image and sliders.
-            slider = page.locator(".widget-slider").first
-            try:
-                slider.wait_for(timeout=300_000)
-            finally:
-                page.screenshot(path=str(ARTIFACTS / f"{ASSIGNMENT}-run.png"), full_page=True)
-            explorer = page.locator(".widget-vbox").filter(has=page.locator("img")).first
-            image = explorer.locator("img").first
-            image.scroll_into_view_if_needed()
-            page.wait_for_function(
-                "el => el.naturalWidth > 0", arg=image.element_handle(), timeout=120_000
-            )
-            before_src = image.get_attribute("src")
-            image.screenshot(path=str(ARTIFACTS / f"{ASSIGNMENT}-before.png"))
-            d_slider = (
-                explorer.locator(".widget-slider")
-                .filter(has=page.locator(".widget-label", has_text="d"))
-                .first
-            )
-            readout = d_slider.locator(".widget-readout").first
-            readout.click()
-            page.keyboard.press("Control+A")
-            page.keyboard.type("8")
-            page.keyboard.press("Enter")
-            page.wait_for_function(
-                "([el, src]) => el.getAttribute('src') !== src",
-                arg=[image.element_handle(), before_src],
-                timeout=120_000,
-            )
-            time.sleep(0.5)
-            image.screenshot(path=str(ARTIFACTS / f"{ASSIGNMENT}-after.png"))
-            page.screenshot(path=str(ARTIFACTS / f"{ASSIGNMENT}-page.png"), full_page=False)
-        finally:
-            browser.close()
-    before = _png(ARTIFACTS / f"{ASSIGNMENT}-before.png")
-    after = _png(ARTIFACTS / f"{ASSIGNMENT}-after.png")
+    assert layout["fileBrowser"] > 100, "the file browser is open, as in a learner's window"
+    assert layout["sliders"], "the explorer shows its sliders"
+    narrow = [s for s in layout["sliders"] if s["track"] < MIN_TRACK]
+    assert not narrow, f"slider tracks narrower than {MIN_TRACK} px: {narrow}"
+    out = layout["output"]
+    outside = [c for c in layout["controls"] if c["width"] <= 0 or c["right"] > out["right"] + 1]
+    assert not outside, f"controls cut off or outside the output ({out}): {outside}"
+    assert out["scroll"] <= out["client"] + 1, f"the explorer's output scrolls sideways: {out}"
+    notebook = layout["notebook"]
+    assert notebook["scroll"] <= notebook["client"] + 1, (
+        f"the notebook scrolls sideways: {notebook}"
+    )
+    assert layout["image"]["natural"] >= 1.9 * layout["image"]["width"], (
+        f"the picture has about 2 device pixels per CSS pixel: {layout['image']}"
+    )
+
+
+@pytest.mark.skipif(bool(_skip_reason()), reason=_skip_reason() or "ready")
+def test_widget_slider_changes_figure(lab, browser):
+    """Run all cells of 02_sincos; the explorer renders; moving ``d`` redraws its figure."""
+    assignment = "02_sincos"
+    if not kit.real_ids([assignment]):
+        pytest.skip(f"source/{assignment} does not exist yet")
+    url, token = lab
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(120_000)
+    try:
+        explorer, image = _open_and_run(page, url, token, assignment)
+        image.screenshot(path=str(ARTIFACTS / f"{assignment}-before.png"))
+        _set(page, explorer, image, "d", "8")
+        time.sleep(0.5)
+        image.screenshot(path=str(ARTIFACTS / f"{assignment}-after.png"))
+    finally:
+        page.close()
+        _stop_kernels(url, token)
+    before = _png(ARTIFACTS / f"{assignment}-before.png")
+    after = _png(ARTIFACTS / f"{assignment}-after.png")
     assert before.shape[0] > 100 and before.shape[1] > 100, "the plot area is rendered"
     assert before.std() > 0.01, "the figure is not blank"
     h, w = min(before.shape[0], after.shape[0]), min(before.shape[1], after.shape[1])

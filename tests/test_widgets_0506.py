@@ -292,21 +292,6 @@ def test_factories_draw_nothing_while_nbgrader_runs(monkeypatch):
     )
 
 
-@pytest.mark.parametrize("module", [rotation, rope])
-def test_bench_explorers_at_d_512(module):
-    entries = module.bench_explorers(ref)
-    assert entries
-    for label, explorer, new_values in entries:
-        assert isinstance(explorer, Explorer) and label
-        assert explorer.controls["d"].value == 512
-        assert set(new_values) <= set(explorer.controls)
-        image = png(explorer)
-        for name, value in new_values.items():
-            explorer.controls[name].value = value
-        assert explorer.message.value == ""
-        assert png(explorer) != image
-
-
 @pytest.mark.parametrize("d", [2, 8, 64])
 def test_apply_rows_block_path_and_dense_path(d):
     rng = np.random.default_rng(d)

@@ -17,7 +17,6 @@ import pytest
 
 import helpers.reference as ref
 from helpers.widgets import alibi, offsets
-from helpers.widgets.base import Explorer
 
 # The paper's slopes, written out: 6 heads = the 4-head slopes, then slopes 1 and 3 of 8 heads.
 SLOPES_6 = [1 / 4, 1 / 16, 1 / 64, 1 / 256, 1 / 2, 1 / 8]
@@ -289,19 +288,6 @@ def test_factories_build_explorers_outside_nbgrader(monkeypatch):
     )
 
 
-@pytest.mark.parametrize("module", [alibi, offsets])
-def test_bench_explorers_accept_their_new_values(module):
-    entries = module.bench_explorers(ref)
-    assert entries
-    for label, ex, new_values in entries:
-        assert isinstance(label, str) and isinstance(ex, Explorer)
-        before = bytes(ex.image.value)
-        for name, value in new_values.items():
-            ex.controls[name].value = value
-        assert ex.message.value == ""
-        assert bytes(ex.image.value) != before
-
-
 # --------------------------------------------------------------------------- static figures
 
 
@@ -373,3 +359,43 @@ def test_alibi_explorer_uses_the_given_softmax():
     )
     assert ex.message.value == ""
     np.testing.assert_allclose(ex.distances, (9 - 1) / 4 * np.ones(2), rtol=1e-12)
+
+
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize("seq_len", [1, 2, 7, 64, 1000])
+def test_uniform_distance_is_the_mean_distance_of_uniform_weights(seq_len, causal):
+    """The dashed line of the distance panel: closed form against the weights themselves."""
+    bias = ref.alibi_bias(1, seq_len, causal=causal)
+    uniform = ref.softmax(np.where(np.isneginf(bias), -np.inf, 0.0))
+    expected = float(ref.mean_attention_distance(uniform)[0])
+    assert alibi.uniform_distance(seq_len, causal) == pytest.approx(expected, rel=1e-12, abs=1e-12)
+
+
+def test_alibi_large_moves_show_the_biases_first_then_the_distances():
+    """Past PROGRESSIVE entries a move sends two frames: biases and the query's weights
+    (softmax asked for that row only), then the distances; the last frame is the full one."""
+    shapes = []
+
+    def softmax(x):
+        shapes.append(np.shape(x))
+        return ref.softmax(x)
+
+    def build(**start):
+        return alibi.AlibiExplorer(
+            ref.alibi_slopes, ref.alibi_bias, ref.mean_attention_distance, softmax, **start
+        )
+
+    ex = build(heads=16, seq_len=64)
+    frames = []
+    ex.image.observe(lambda change: frames.append(bytes(change["new"])), names="value")
+    shapes.clear()
+    ex.controls["seq_len"].value = 600
+    assert 16 * 600**2 > alibi.PROGRESSIVE
+    assert len(frames) == 2 and frames[0] != frames[1]
+    assert shapes == [(16, 1, 600), (16, 600, 600)]
+    assert ex.message.value == ""
+    fresh = build(heads=16, seq_len=600, pos=63)
+    assert frames[-1] == bytes(fresh.image.value)
+    frames.clear()
+    ex.controls["pos"].value = 10  # no new measurement: one frame
+    assert len(frames) == 1

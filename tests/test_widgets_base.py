@@ -15,7 +15,7 @@ import pytest
 from PIL import Image
 
 import helpers.reference as ref
-from helpers.widgets import alibi, base, sincos
+from helpers.widgets import alibi, base, rope, sincos
 
 
 @pytest.fixture(autouse=True)
@@ -57,8 +57,11 @@ def test_layer_moves_keep_the_background_and_match_a_fresh_draw():
     assert moved._background is background and moved._layer is not layer
     fresh = make_alibi(heads=6, seq_len=30, pos=20)
     assert np.count_nonzero(np.any(pixels(moved.image.value) != pixels(fresh.image.value), 2)) == 0
-    moved.controls["seq_len"].value = 40  # new x-limits: a new background
-    assert moved._background is not background
+    layer = moved._layer
+    moved.controls["seq_len"].value = 40  # new x-limits: the moving axis is drawn in the layer
+    assert moved._background is background and moved._layer is not layer
+    fresh = make_alibi(heads=6, seq_len=40, pos=20)
+    assert np.count_nonzero(np.any(pixels(moved.image.value) != pixels(fresh.image.value), 2)) == 0
 
 
 def test_a_failed_update_does_not_keep_a_stale_layer():
@@ -117,3 +120,99 @@ def test_importing_the_figure_modules_loads_no_matplotlib():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.splitlines()
     assert out == ["[]", "['matplotlib']"]
+
+
+def make_rope(**functions) -> rope.RopeExplorer:
+    kwargs = {
+        "apply_rope": ref.apply_rope,
+        "rope_score": ref.rope_score,
+        "turns": ref.turns,
+        "slow_pairs": ref.slow_pairs,
+        "demo_vectors": ref.demo_vectors,
+    }
+    return rope.RopeExplorer(**(kwargs | functions))
+
+
+def test_frames_have_two_device_pixels_per_css_pixel():
+    explorer = make_rope()
+    width_in, height_in = explorer.fig.get_size_inches()
+    assert explorer.image.layout.width == f"{round(width_in * base.Explorer.dpi)}px"
+    assert explorer.image.layout.max_width == "100%"
+    frame = pixels(explorer.image.value)
+    assert frame.shape[:2] == (int(2 * height_in * 72), int(2 * width_in * 72))
+
+
+def test_controls_wrap_onto_rows_and_keep_their_width():
+    explorer = make_alibi()
+    box = explorer.widget()
+    controls = box.children[1]
+    assert controls.layout.flex_flow == "row wrap"
+    for control in controls.children:
+        assert control.layout.flex == "0 0 auto"
+    sliders = [c for c in controls.children if hasattr(c, "readout")]
+    assert sliders and all(c.layout.width == base.SLIDER_WIDTH for c in sliders)
+    assert int(base.SLIDER_WIDTH.removesuffix("px")) >= 80 + 200 + 64  # label, track, readout
+    assert explorer.controls["causal"].layout.width == "auto"  # a checkbox is not cut off
+
+
+def _region(explorer, ax) -> np.ndarray:
+    """The pixels of ``ax`` and its labels: the bounding box in device pixels."""
+    frame = pixels(explorer.image.value)
+    box = ax.get_tightbbox(explorer.fig.canvas.get_renderer())
+    height = frame.shape[0]
+    x0, x1 = int(box.x0) - 2, int(box.x1) + 2
+    y0, y1 = height - int(box.y1) - 2, height - int(box.y0) + 2
+    return frame[max(y0, 0) : y1, max(x0, 0) : x1]
+
+
+def test_a_failing_learner_function_is_named_and_the_other_panels_drawn():
+    def stub(*args, **kwargs):
+        raise NotImplementedError("write rope_score first")
+
+    broken = make_rope(rope_score=stub)
+    message = broken.message.value
+    assert "cannot draw:" in message and "your `rope_score` raised NotImplementedError" in message
+    assert "write rope_score first" in message
+    whole = make_rope()
+    # the turns panel does not need rope_score: drawn as in a working explorer
+    assert np.array_equal(_region(broken, broken.turns_ax), _region(whole, whole.turns_ax))
+    # the line of apply_rope alone (only q rotated) is still drawn, the RoPE line is not
+    assert id(broken.q_only_line) not in broken._failed
+    assert id(broken.both_line) in broken._failed
+    assert not np.array_equal(_region(broken, broken.ax), _region(whole, whole.ax))
+    # once the function works, the message goes and the picture is the working one
+    broken.rope_score = base.learner("rope_score", ref.rope_score)
+    broken.refresh()
+    assert broken.message.value == ""
+    assert np.array_equal(pixels(broken.image.value), pixels(whole.image.value))
+
+
+def test_learner_errors_inside_the_explorer_code_are_not_blamed_on_the_learner():
+    explorer = sincos.SincosExplorer(
+        lambda max_len, d, base=10000.0: np.zeros((d, max_len)), ref.wavelengths, d=8
+    )
+    assert "ValueError: sinusoidal_pe(100, 8) must have shape (100, 8)" in explorer.message.value
+    assert "your" not in explorer.message.value
+
+
+def test_frames_through_the_band_cache_are_the_canvas():
+    """Bands of rows that did not change keep their compressed bytes; every frame still
+    decodes (with PIL) to the canvas, and a frame is as small as one compressed whole."""
+    explorer = sincos.SincosExplorer(ref.sinusoidal_pe, ref.wavelengths, d=64, max_len=100)
+    for values in ({"pos": 40}, {"base": 500.0}, {"d": 16}, {"pos": 3}):
+        for name, value in values.items():
+            explorer.controls[name].value = value
+        rgba = np.asarray(explorer.fig.canvas.buffer_rgba())
+        assert np.array_equal(pixels(explorer.image.value), rgba[..., :3])
+    fresh = base.png_bytes(explorer.fig.canvas)
+    assert np.array_equal(pixels(fresh), pixels(explorer.image.value))
+    whole = len(zlib.compress(np.asarray(explorer.fig.canvas.buffer_rgba())[..., :3].tobytes(), 1))
+    assert len(explorer.image.value) < 1.3 * whole
+
+
+@pytest.mark.parametrize(("n1", "n2"), [(0, 5), (5, 0), (100_000, 70_000), (3, 65521 * 3 + 7)])
+def test_adler32_combine_matches_zlib(n1, n2):
+    rng = np.random.default_rng(n1 + n2)
+    a, b = rng.bytes(n1), rng.bytes(n2)
+    combined = base._adler32_combine(zlib.adler32(a), zlib.adler32(b), len(b))
+    assert combined == zlib.adler32(a + b)

@@ -21,18 +21,19 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from helpers.widgets.base import Explorer, int_slider, interactive
+from helpers.widgets.base import Explorer, checkbox, int_slider, interactive, learner
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["AlibiExplorer", "alibi_explorer", "bench_explorers", "bias_mosaic"]
+__all__ = ["AlibiExplorer", "alibi_explorer", "bias_mosaic"]
 
 MAX_HEADS = 16
 TILE = 64  # pixels per head tile: longer sequences are sampled down to this
 BIAS_FLOOR = -8.0  # biases below this get the darkest colour (exp(-8) = 3e-4)
 MASKED = BIAS_FLOOR - 1.0  # stand-in for -inf, drawn in the colormap's "under" colour
 WEIGHT_FLOOR = 1e-6  # the lowest weight panel 2 shows
+PROGRESSIVE = 4_000_000  # heads x seq_len^2 above which a move is shown in two frames
 
 
 def bias_mosaic(bias: np.ndarray, tile: int = TILE) -> tuple[np.ndarray, int, int]:
@@ -54,6 +55,16 @@ def bias_mosaic(bias: np.ndarray, tile: int = TILE) -> tuple[np.ndarray, int, in
         r, c = divmod(head, cols)
         image[r * (t + 1) : r * (t + 1) + t, c * (t + 1) : c * (t + 1) + t] = shown[head]
     return image, rows, cols
+
+
+def uniform_distance(seq_len: int, causal: bool) -> float:
+    """Mean attention distance without a bias (uniform weights over the allowed keys).
+
+    Causal: query i spreads over keys 0..i, mean distance i/2, so (L - 1)/4 on average;
+    symmetric: the mean of |i - j| over all pairs, (L^2 - 1) / (3 L).
+    """
+    L = int(seq_len)
+    return (L - 1) / 4 if causal else (L * L - 1) / (3 * L)
 
 
 def head_colours(slopes: np.ndarray) -> np.ndarray:
@@ -78,14 +89,14 @@ class AlibiExplorer(Explorer):
         pos: int | None = None,
         causal: bool = True,
     ):
-        import ipywidgets as widgets
-
-        self.alibi_slopes = alibi_slopes
-        self.alibi_bias = alibi_bias
-        self.mean_attention_distance = mean_attention_distance
-        self.softmax = softmax
+        self.alibi_slopes = learner("alibi_slopes", alibi_slopes)
+        self.alibi_bias = learner("alibi_bias", alibi_bias)
+        self.mean_attention_distance = learner("mean_attention_distance", mean_attention_distance)
+        self.softmax = learner("softmax", softmax)
         self._quiet = False
-        self._key = None
+        self._key = self._bias_key = None
+        self._first_pass = False
+        self.row_weights = None
         self.slopes = self.bias = self.weights = self.distances = None
         self.uniform_distance = None
         pos = seq_len - 1 if pos is None else pos
@@ -93,7 +104,7 @@ class AlibiExplorer(Explorer):
             "heads": int_slider("heads", heads, 1, MAX_HEADS),
             "seq_len": int_slider("seq_len", seq_len, 2, 1024),
             "pos": int_slider("pos", pos, 0, seq_len - 1),
-            "causal": widgets.Checkbox(value=causal, description="causal"),
+            "causal": checkbox("causal", causal),
         }
         super().__init__(controls, figsize=(12.5, 4.0), title="ALiBi: a distance penalty per head")
 
@@ -147,17 +158,8 @@ class AlibiExplorer(Explorer):
         ax_row.set_ylim(WEIGHT_FLOOR, 1.5)
         ax_row.set_yticks([1e-6, 1e-4, 1e-2, 1.0], ["1e-6", "1e-4", "0.01", "1"])
         ax_row.minorticks_off()
-        ax_row.set_xlabel("key position j")
+        ax_row.set_xlabel("key position j  (dark: steepest slope, light: flattest)")
         ax_row.set_ylabel("attention weight (log scale)")
-        ax_row.text(
-            0.02,
-            0.97,
-            "dark: steepest slope\nlight: flattest slope",
-            transform=ax_row.transAxes,
-            ha="left",
-            va="top",
-            fontsize=8,
-        )
         self.row_title = ax_row.set_title("", fontsize=10, y=1.0)
 
         self.dist_points = ax_dist.scatter([], [], s=36, zorder=3, edgecolors="black", lw=0.5)
@@ -179,6 +181,7 @@ class AlibiExplorer(Explorer):
         # cached layer (see slow_key); a move of pos redraws the weights.
         self.animate(
             [*self.row_lines, self.pos_line, self.row_title],
+            moving=[ax_row.xaxis],  # seq_len sets its x-limits
             slow=[
                 self.mosaic,
                 *self.tile_labels,
@@ -192,64 +195,124 @@ class AlibiExplorer(Explorer):
     def update(self, heads: int, seq_len: int, pos: int, causal: bool) -> None:
         pos = min(int(pos), int(seq_len) - 1)
         key = (int(heads), int(seq_len), bool(causal))
+        self.ax_row.set_xlim(-0.5, seq_len - 0.5)
         if key != self._key:
             self._key = None  # until every function of the learner has answered
-            self.measure(heads, seq_len, causal)
-            self._key = key
+            if self.measure(heads, seq_len, causal, pos, first_pass=self._first_pass):
+                self._key = key
             self.draw_heads(heads, seq_len, causal)
-        weights, colours = self.weights, head_colours(self.slopes)
 
-        j = np.arange(seq_len)
-        for h, line in enumerate(self.row_lines):
-            line.set_visible(h < heads)
-            if h < heads:
-                row = weights[h, pos]
-                line.set_data(j, np.where(row > 0, row, np.nan))
-                line.set_color(colours[h])
+        with self.panel(*self.row_lines):
+            if self.weights is None:  # the first of two frames: the query's row only
+                self.need(self.row_weights)
+                rows = self.row_weights
+            else:
+                rows = self.weights[:, pos]
+            colours = self.colours(heads)
+            j = np.arange(seq_len)
+            for h, line in enumerate(self.row_lines):
+                line.set_visible(h < heads)
+                if h < heads:
+                    row = rows[h]
+                    line.set_data(j, np.where(row > 0, row, np.nan))
+                    line.set_color(colours[h])
         self.pos_line.set_xdata([pos, pos])
-        self.ax_row.set_xlim(-0.5, seq_len - 0.5)
         self.row_title.set_text(f"weights of the query at pos = {pos}, no content")
+
+    def colours(self, heads: int) -> np.ndarray:
+        """One colour per head from the learner's slopes (by head number without them)."""
+        if self.slopes is not None and self.slopes.shape == (heads,):
+            return head_colours(self.slopes)
+        from matplotlib import colormaps
+
+        return colormaps["viridis"](np.linspace(0.0, 0.9, heads))
 
     def slow_key(self) -> tuple | None:
         """The bias mosaic and the distance panel change with heads, seq_len and causal only."""
         return self._key
 
-    def measure(self, heads: int, seq_len: int, causal: bool) -> None:
-        """Slopes, bias, weights of a query with no content, mean distances (learner's code)."""
-        slopes = np.asarray(self.alibi_slopes(heads), dtype=np.float64)
-        bias = np.asarray(self.alibi_bias(heads, seq_len, causal=causal), dtype=np.float64)
-        weights = np.asarray(self.softmax(bias), dtype=np.float64)  # a query with no content
-        distances = np.asarray(self.mean_attention_distance(weights), dtype=np.float64)
-        uniform = np.asarray(
-            self.softmax(np.where(np.isneginf(bias[:1]), -np.inf, 0.0)), dtype=np.float64
-        )
-        self.uniform_distance = float(self.mean_attention_distance(uniform)[0])
-        self.slopes, self.bias, self.weights, self.distances = slopes, bias, weights, distances
+    def refresh(self) -> None:
+        """Redraw; a large new measurement (heads x seq_len^2 over ``PROGRESSIVE``) is
+        shown in two frames: the biases and the query's weights at once, then the mean
+        distances of the heads, which need the weights of every query."""
+        values = self.values()
+        key = (int(values["heads"]), int(values["seq_len"]), bool(values["causal"]))
+        if key != self._key and key[0] * key[1] ** 2 > PROGRESSIVE:
+            self._first_pass = True
+            try:
+                super().refresh()
+            finally:
+                self._first_pass = False
+        super().refresh()
+
+    def measure(
+        self, heads: int, seq_len: int, causal: bool, pos: int = 0, first_pass: bool = False
+    ) -> bool:
+        """Slopes, bias, weights of a query with no content, mean distances (learner's code).
+
+        Each function of the learner is called in its own panel: the panels that do not
+        need a failing one are still drawn. True when every function answered. The first
+        pass of a large measurement (see ``refresh``) asks ``softmax`` for the row of the
+        query at ``pos`` only and leaves the distances out; the second pass keeps the
+        slopes and biases of the first.
+        """
+        key = (heads, seq_len, causal)
+        self.weights = self.row_weights = self.distances = None
+        self.uniform_distance = uniform_distance(seq_len, causal)
+        tiles, row = [self.mosaic, *self.tile_labels, self.bias_title], self.row_lines
+        dist = [self.dist_points, self.uniform_line, self.uniform_text]
+        if self._bias_key != key:
+            self.slopes = self.bias = self._bias_key = None
+            with self.panel(*self.tile_labels, self.dist_points):
+                self.slopes = np.asarray(self.alibi_slopes(heads), dtype=np.float64)
+            with self.panel(*tiles, *row, *dist):
+                bias = self.alibi_bias(heads, seq_len, causal=causal)
+                self.bias = np.asarray(bias, dtype=np.float64)
+            if self.slopes is not None and self.bias is not None:
+                self._bias_key = key
+        if first_pass:
+            with self.panel(*row):
+                self.need(self.bias)
+                # the query's row of the bias: softmax works row by row
+                weights = self.softmax(self.bias[:, pos : pos + 1, :])
+                self.row_weights = np.asarray(weights, dtype=np.float64)[:, 0]
+            with self.panel(*dist):
+                self.need(None)  # drawn in the second frame
+            return False
+        with self.panel(*row, *dist):
+            self.need(self.bias)
+            self.weights = np.asarray(self.softmax(self.bias), dtype=np.float64)  # no content
+        with self.panel(*dist):
+            self.need(self.weights)
+            self.distances = np.asarray(
+                self.mean_attention_distance(self.weights), dtype=np.float64
+            )
+        return not self.errors
 
     def draw_heads(self, heads: int, seq_len: int, causal: bool) -> None:
-        """The mosaic of biases and the mean distance of each head (the background)."""
+        """The mosaic of biases and the mean distance of each head (the cached layer)."""
         slopes, bias, distances = self.slopes, self.bias, self.distances
-        steepness = -np.log2(slopes)  # 1 for slope 1/2, 8 for slope 1/256
-        colours = head_colours(slopes)
-
-        image, _, cols = bias_mosaic(bias)
-        self.mosaic.set_data(image)
-        unit = 1.0 / max(image.shape)  # one pixel of the mosaic, in axes units
-        self.mosaic.set_extent((0.0, image.shape[1] * unit, image.shape[0] * unit, 0.0))
-        step = (image.shape[1] + 1) / cols * unit
+        kind = "causal" if causal else "symmetric"
+        self.bias_title.set_text(f"{kind} bias of {heads} heads, L = {seq_len}")
+        cols = 1
+        if bias is not None:
+            image, _, cols = bias_mosaic(bias)
+            self.mosaic.set_data(image)
+            unit = 1.0 / max(image.shape)  # one pixel of the mosaic, in axes units
+            self.mosaic.set_extent((0.0, image.shape[1] * unit, image.shape[0] * unit, 0.0))
+            step = (image.shape[1] + 1) / cols * unit
         for h, label in enumerate(self.tile_labels):
-            label.set_visible(h < heads)
-            if h < heads:
+            label.set_visible(h < heads and bias is not None and slopes is not None)
+            if label.get_visible():
                 r, c = divmod(h, cols)
                 label.set_position((c * step + unit, r * step + unit))
                 label.set_text(f"1/{1 / slopes[h]:.3g}")
-        kind = "causal" if causal else "symmetric"
-        self.bias_title.set_text(f"{kind} bias of {heads} heads, L = {seq_len}")
-
-        self.dist_points.set_offsets(np.column_stack([steepness, distances]))
-        self.dist_points.set_facecolor(colours)
-        self.uniform_line.set_ydata([self.uniform_distance] * 2)
-        self.uniform_text.set_y(self.uniform_distance)
+        if slopes is not None and distances is not None:
+            steepness = -np.log2(slopes)  # 1 for slope 1/2, 8 for slope 1/256
+            self.dist_points.set_offsets(np.column_stack([steepness, distances]))
+            self.dist_points.set_facecolor(self.colours(heads))
+            self.uniform_line.set_ydata([self.uniform_distance] * 2)
+            self.uniform_text.set_y(self.uniform_distance)
 
     # -- keep pos inside the sequence ---------------------------------------------------
     def _on_change(self, change) -> None:
@@ -284,28 +347,3 @@ def alibi_explorer(
     return AlibiExplorer(
         alibi_slopes, alibi_bias, mean_attention_distance, softmax, heads, seq_len, pos, causal
     )
-
-
-def bench_explorers(ref) -> list[tuple[str, Explorer, dict]]:
-    """This module's explorers built on the reference module ``ref``, with new slider values.
-
-    Three moves: ``pos`` keeps the background and the heads (blitted update), ``heads``
-    measures and draws the heads again over the same background, ``seq_len`` changes the
-    axes (full redraw).
-    """
-
-    def build() -> AlibiExplorer:
-        return AlibiExplorer(
-            ref.alibi_slopes,
-            ref.alibi_bias,
-            ref.mean_attention_distance,
-            ref.softmax,
-            heads=8,
-            seq_len=512,
-        )
-
-    return [
-        ("alibi_explorer[pos]", build(), {"pos": 300}),
-        ("alibi_explorer[heads]", build(), {"heads": 12}),
-        ("alibi_explorer[seq_len]", build(), {"seq_len": 256}),
-    ]

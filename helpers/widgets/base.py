@@ -13,6 +13,18 @@ changed: the limits or scales of any axes (found automatically), or the subclass
 (``animate(..., slow=[...])`` and ``slow_key()``). Frames are sent as PNG at zlib level 1
 (lossless and fast to encode).
 
+Frames are rendered at ``scale`` (2) device pixels per CSS pixel and shown at the figure's
+CSS size (``figsize`` times ``dpi`` = 72), so text stays sharp on high-density screens.
+Axes whose limits follow a slider are ``moving``: their axis lines, ticks and labels are
+left out of the background and drawn into a cached layer of their own (under the layer of
+slow artists), so a move that changes those limits redraws a few texts, not the whole
+figure.
+
+Learner functions are wrapped with ``learner(name, fn)``: an error inside one is reported
+as "cannot draw: your `name` raised ...". ``with self.panel(*artists):`` fences the part
+of an update that draws one panel: an error there hides that panel's artists and the
+other panels are still drawn.
+
 While nbgrader validates or autogrades (``NBGRADER_EXECUTION`` is set) the factories
 return ``None`` and draw nothing. matplotlib and ipywidgets are imported when the first
 explorer is built, not when a module of ``helpers.widgets`` is imported: the imports cell
@@ -21,11 +33,13 @@ of a notebook stays fast when nbgrader runs it without the teaching cells.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
 import os
 import struct
 import zlib
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -34,14 +48,19 @@ if TYPE_CHECKING:
     import ipywidgets as widgets
     from matplotlib.artist import Artist
     from matplotlib.axes import Axes
+    from matplotlib.axis import Axis
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.text import Text
 
 __all__ = [
     "Explorer",
+    "LearnerError",
+    "PngEncoder",
+    "checkbox",
     "int_slider",
     "interactive",
+    "learner",
     "log_slider",
     "nice_ceil",
     "png_bytes",
@@ -50,9 +69,54 @@ __all__ = [
 ]
 
 
+SLIDER_WIDTH = "380px"  # description 80 px + track (about 204 px) + readout
+DESCRIPTION_WIDTH = "80px"
+
+
 def interactive() -> bool:
     """False while nbgrader runs the notebook: explorers then draw nothing."""
     return "NBGRADER_EXECUTION" not in os.environ
+
+
+class LearnerError(Exception):
+    """An exception raised inside a learner's function, with the function's name."""
+
+    def __init__(self, name: str, error: BaseException):
+        self.name, self.error = name, error
+        super().__init__(f"your `{name}` raised {type(error).__name__}: {error}")
+
+
+def learner(name: str, fn: Callable) -> Callable:
+    """``fn`` (a learner's function) whose exceptions become ``LearnerError(name, ...)``."""
+    if getattr(fn, "_learner_name", None) == name:
+        return fn
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except LearnerError:
+            raise
+        except Exception as exc:
+            raise LearnerError(name, exc) from exc
+
+    call._learner_name = name
+    return call
+
+
+def describe(exc: BaseException) -> str:
+    """One line for the message under the figure."""
+    if isinstance(exc, LearnerError):
+        return f"<b>cannot draw:</b> {_html(str(exc))}"
+    return f"<b>cannot draw:</b> {type(exc).__name__}: {_html(str(exc))}"
+
+
+def _html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+class _Missing(Exception):
+    """An input of a panel is missing because an earlier panel failed."""
 
 
 class Explorer:
@@ -64,15 +128,17 @@ class Explorer:
     ``explorer.controls["d"].value = 32`` and read the artists' data afterwards.
 
     Rendering: the figure without the animated artists is drawn once and kept as a
-    background while ``static_key()`` stays the same (the limits and scales of every axes,
-    the dpi, plus ``layout_key()`` for anything else static a subclass changes, such as
-    tick labels). An update restores the background and draws the animated artists on
-    top, in the order given to ``animate``. Artists that change with some sliders only
-    (``animate(..., slow=[...])``) are kept in a second cached layer, drawn again when
-    ``slow_key()`` changes.
+    background while ``static_key()`` stays the same (the limits and scales of every axes
+    that is not ``moving``, the dpi, plus ``layout_key()`` for anything else static a
+    subclass changes). An update restores the background and draws the animated artists
+    on top, in the order given to ``animate``. The axis artists of ``moving`` axes are
+    kept in a cached layer over the background, drawn again when their limits change; the
+    ``slow`` artists (``animate(..., slow=[...])``) in a cached layer over that one, drawn
+    again when ``slow_key()`` or the layer under it changed.
     """
 
-    dpi = 72
+    dpi = 72  # CSS pixels per inch: the figure is shown at figsize * dpi CSS pixels
+    scale = 2  # device pixels per CSS pixel in the frames (sharp on high-density screens)
 
     def __init__(
         self,
@@ -85,17 +151,27 @@ class Explorer:
         from matplotlib.figure import Figure
 
         self.controls = dict(controls)
-        self.fig = Figure(figsize=figsize, dpi=self.dpi)
+        self.fig = Figure(figsize=figsize, dpi=self.dpi * self.scale)
         FigureCanvasAgg(self.fig)
-        self.image = widgets.Image(format="png")
+        width = round(figsize[0] * self.dpi)  # CSS pixels; the height follows the aspect
+        self.image = widgets.Image(
+            format="png",
+            layout=widgets.Layout(width=f"{width}px", max_width="100%", height="auto"),
+        )
         self.message = widgets.HTML()
         self.title = title
         self.dynamic: list[Artist] = []
         self.slow: list[Artist] = []
+        self.moving_axis: list[Axis] = []
+        self.errors: list[str] = []
+        self._failed: set[int] = set()
         self._background = None
         self._background_key: Hashable = None
         self._layer = None
         self._layer_key: Hashable = None
+        self._axes_layer = None
+        self._axes_key: Hashable = None
+        self._png = PngEncoder()
         self.draw(self.fig)
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
@@ -119,106 +195,228 @@ class Explorer:
         return ()
 
     # -- machinery ------------------------------------------------------------------
-    def animate(self, artists: Iterable[Artist], slow: Iterable[Artist] = ()) -> None:
-        """Mark the artists ``update`` changes (both lists are left out of the background).
+    def animate(
+        self,
+        artists: Iterable[Artist],
+        slow: Iterable[Artist] = (),
+        moving: Iterable[Axes | Axis] = (),
+    ) -> None:
+        """Mark the artists ``update`` changes (all are left out of the background).
 
         ``artists`` are drawn at every update; ``slow`` ones only when ``slow_key()``
         changed, into a cached layer over the background (a heatmap that follows ``base``
-        but not ``pos``, say): a move that changes neither the axes nor ``slow_key`` draws
-        ``artists`` only.
+        but not ``pos``, say). ``moving`` axes (or single ``ax.xaxis`` / ``ax.yaxis``)
+        have limits that follow the sliders: those axis artists (ticks, tick labels,
+        grid) are drawn into a cached layer of their own, between the background and the
+        slow layer, whenever their limits change, so the background never depends on
+        them and a move of ``base`` does not draw tick labels again.
         """
+        from matplotlib.axes import Axes
+
+        axis_artists = []
+        for item in moving:
+            axis_artists += [item.xaxis, item.yaxis] if isinstance(item, Axes) else [item]
+        self.moving_axis = axis_artists
         self.dynamic = list(artists)
         self.slow = list(slow)
-        for artist in self.dynamic + self.slow:
+        for artist in self.dynamic + self.slow + self.moving_axis:
             artist.set_animated(True)
         self._background, self._background_key = None, None
+        self._axes_layer, self._axes_key = None, None
         self._layer, self._layer_key = None, None
 
+    def _limits(self, ax: Axes) -> tuple:
+        """The limits and scales of ``ax`` the background depends on (not the moving ones)."""
+        x = (ax.get_xlim(), ax.get_xscale())
+        y = (ax.get_ylim(), ax.get_yscale())
+        moving = {id(axis) for axis in self.moving_axis}
+        return (None if id(ax.xaxis) in moving else x, None if id(ax.yaxis) in moving else y)
+
     def static_key(self) -> Hashable:
-        """What the background depends on: every axes' limits and scales, dpi, layout_key."""
-        axes = tuple(
-            (ax.get_xlim(), ax.get_ylim(), ax.get_xscale(), ax.get_yscale()) for ax in self.fig.axes
+        """What the background depends on: still limits and scales, dpi, layout_key."""
+        return (tuple(self._limits(ax) for ax in self.fig.axes), self.fig.dpi, self.layout_key())
+
+    def moving_key(self) -> Hashable:
+        """What the layer of moving axes depends on: their limits and scales."""
+        return tuple(
+            (axis.get_view_interval().tolist(), axis.get_scale()) for axis in self.moving_axis
         )
-        return (axes, self.fig.dpi, self.layout_key())
+
+    def full_slow_key(self) -> Hashable:
+        """What the cached layers depend on: moving limits, ``slow_key``, failed panels."""
+        failed = tuple(i for i, a in enumerate(self.slow) if id(a) in self._failed)
+        return (self.moving_key(), self.slow_key(), failed)
 
     def values(self) -> dict:
         """The current value of every control, by name."""
         return {name: control.value for name, control in self.controls.items()}
 
+    @contextlib.contextmanager
+    def panel(self, *artists: Artist) -> Iterator[None]:
+        """Fence the drawing of one panel: an error hides ``artists`` and is reported.
+
+        The rest of ``update`` goes on, so one failing learner function leaves the other
+        panels drawn.
+        """
+        try:
+            yield
+        except _Missing:  # an input failed earlier and was reported there
+            self._failed.update(id(a) for a in artists)
+        except Exception as exc:  # noqa: BLE001 - a learner's function may still be a stub
+            self.errors.append(describe(exc))
+            self._failed.update(id(a) for a in artists)
+
+    @staticmethod
+    def need(*inputs) -> None:
+        """Inside ``panel``: leave the panel undrawn, silently, when an input is missing
+        (``None``: the function computing it failed and its panel reported the error)."""
+        if any(x is None for x in inputs):
+            raise _Missing
+
     def refresh(self) -> None:
         """Recompute from the current slider values and redraw into the same image."""
+        self.errors, self._failed = [], set()
         try:
             self.update(**self.values())
-            self.message.value = ""
         except Exception as exc:  # noqa: BLE001 - a learner's function may still be a stub
-            self.message.value = f"<b>cannot draw:</b> {type(exc).__name__}: {exc}"
+            self.errors.append(describe(exc))
+            self._failed = {id(a) for a in self.dynamic + self.slow}
+        self.message.value = "<br>".join(dict.fromkeys(self.errors))
         self.render()
 
+    def _drawn(self, artist: Artist) -> bool:
+        return artist.get_visible() and id(artist) not in self._failed
+
     def render(self) -> None:
-        """Background (drawn again only when ``static_key`` changed), animated artists, PNG."""
+        """Background (drawn again only when ``static_key`` changed), layer, animated artists."""
         fig = self.fig
-        if fig.dpi != self.dpi:
-            fig.set_dpi(self.dpi)
+        if fig.dpi != self.dpi * self.scale:
+            fig.set_dpi(self.dpi * self.scale)
         canvas = fig.canvas
         key = self.static_key()
         if self._background is None or key != self._background_key:
             canvas.draw()  # animated artists are left out
             self._background = canvas.copy_from_bbox(fig.bbox)
             self._background_key = self.static_key()  # drawing may settle limits
-            self._layer = None
-        elif not self.slow:
-            canvas.restore_region(self._background)
+            self._axes_layer = self._layer = None
         renderer = canvas.get_renderer()
-        if self.slow:
-            slow_key = self.slow_key()
-            if self._layer is None or slow_key != self._layer_key:
+        below = self._background  # what the next layer is drawn over
+        if self.moving_axis:
+            axes_key = self.moving_key()
+            if self._axes_layer is None or axes_key != self._axes_key:
                 canvas.restore_region(self._background)
+                for axis in self.moving_axis:
+                    axis.draw(renderer)
+                self._axes_layer, self._axes_key = canvas.copy_from_bbox(fig.bbox), axes_key
+                self._layer = None
+            below = self._axes_layer
+        top = below
+        if self.slow:
+            slow_key = self.full_slow_key()
+            if self._layer is None or slow_key != self._layer_key:
+                canvas.restore_region(below)
                 for artist in self.slow:
-                    if artist.get_visible():
+                    if self._drawn(artist):
                         artist.draw(renderer)
                 self._layer, self._layer_key = canvas.copy_from_bbox(fig.bbox), slow_key
-            else:
-                canvas.restore_region(self._layer)
+            top = self._layer
+        elif self.moving_axis:
+            self._layer = self._axes_layer
+        canvas.restore_region(top)
         for artist in self.dynamic:
-            if artist.get_visible():
+            if self._drawn(artist):
                 artist.draw(renderer)
-        self.image.value = png_bytes(canvas)
+        self.image.value = self._png.encode(canvas)
 
     def _on_change(self, _change) -> None:
         self.refresh()
 
     def widget(self) -> widgets.Widget:
-        """Title, controls, picture and message in one box."""
+        """Title, controls (wrapped onto rows), picture and message in one box."""
         import ipywidgets as widgets
 
         rows = [widgets.HTML(f"<b>{self.title}</b>")] if self.title else []
-        controls = widgets.HBox(list(self.controls.values()))
-        return widgets.VBox([*rows, controls, self.image, self.message])
+        for control in self.controls.values():
+            control.layout.flex = "0 0 auto"  # keep its width; the row wraps instead
+        controls = widgets.HBox(
+            list(self.controls.values()),
+            layout=widgets.Layout(flex_flow="row wrap", align_items="center", width="100%"),
+        )
+        return widgets.VBox(
+            [*rows, controls, self.image, self.message],
+            layout=widgets.Layout(width="100%", overflow="hidden"),
+        )
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget()._repr_mimebundle_(**kwargs)
 
 
 def png_bytes(canvas: FigureCanvasAgg) -> bytes:
-    """The canvas as an opaque 8-bit RGB PNG, zlib level 1, no row filter.
+    """The canvas as an opaque 8-bit RGB PNG, zlib level 1, no row filter."""
+    return PngEncoder().encode(canvas)
 
-    Written directly (signature, IHDR, one IDAT, IEND): about 40 % faster than PIL at
+
+class PngEncoder:
+    """PNG frames of one canvas, re-compressing only the bands of rows that changed.
+
+    Written directly (signature, IHDR, one IDAT, IEND): faster than PIL at
     ``compress_level=1`` on these figures, and smaller, since PIL's row filters do not pay
-    off on flat plot colours.
+    off on flat plot colours. The IDAT stream is one zlib stream made of independently
+    compressed bands of ``band`` rows (each ends on a full flush, so they can be joined;
+    the Adler-32 checksums of the bands are combined). A band whose pixels equal the
+    previous frame's keeps its compressed bytes and checksum: a slider move changes the
+    rows of a panel or two, the rest of the frame costs a comparison.
     """
-    rgba = np.asarray(canvas.buffer_rgba())  # shape: (height, width, 4)
-    height, width = rgba.shape[:2]
-    rows = np.zeros((height, 1 + 3 * width), dtype=np.uint8)  # filter byte 0 on every row
-    rows[:, 1:].reshape(height, width, 3)[...] = rgba[..., :3]
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit RGB
-    return b"".join(
-        [
-            b"\x89PNG\r\n\x1a\n",
-            _chunk(b"IHDR", header),
-            _chunk(b"IDAT", zlib.compress(rows.tobytes(), 1)),
-            _chunk(b"IEND", b""),
-        ]
-    )
+
+    band = 32
+
+    def __init__(self) -> None:
+        self._rgba: np.ndarray | None = None
+        self._bands: list[tuple[bytes, int, int]] = []  # (deflate bytes, adler32, length)
+
+    def encode(self, canvas: FigureCanvasAgg) -> bytes:
+        rgba = np.asarray(canvas.buffer_rgba())  # shape: (height, width, 4)
+        height, width = rgba.shape[:2]
+        previous = self._rgba if self._rgba is not None and self._rgba.shape == rgba.shape else None
+        bands = []
+        for k, start in enumerate(range(0, height, self.band)):
+            pixels = rgba[start : start + self.band]
+            if previous is not None and np.array_equal(pixels, previous[start : start + self.band]):
+                bands.append(self._bands[k])
+                continue
+            rows = np.empty((pixels.shape[0], 1 + 3 * width), dtype=np.uint8)
+            rows[:, 0] = 0  # filter byte 0 (none) on every row
+            rows[:, 1:].reshape(pixels.shape[0], width, 3)[...] = pixels[..., :3]
+            raw = zlib.compressobj(1, zlib.DEFLATED, -15)  # raw deflate: no header, no checksum
+            data = raw.compress(rows) + raw.flush(zlib.Z_FULL_FLUSH)
+            bands.append((data, zlib.adler32(rows), rows.size))
+        self._rgba, self._bands = rgba.copy(), bands
+        checksum = 1  # the Adler-32 of nothing
+        for _, adler, length in bands:
+            checksum = _adler32_combine(checksum, adler, length)
+        # zlib header (deflate, level 1), the bands, an empty final block, the Adler-32
+        parts = [b"\x78\x01", *(data for data, _, _ in bands), b"\x03\x00"]
+        stream = b"".join([*parts, struct.pack(">I", checksum)])
+        header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit RGB
+        return b"".join(
+            [
+                b"\x89PNG\r\n\x1a\n",
+                _chunk(b"IHDR", header),
+                _chunk(b"IDAT", stream),
+                _chunk(b"IEND", b""),
+            ]
+        )
+
+
+def _adler32_combine(adler1: int, adler2: int, length2: int) -> int:
+    """The Adler-32 of ``a + b`` from those of ``a`` and ``b`` (zlib's adler32_combine)."""
+    base = 65521
+    rem = length2 % base
+    sum1 = adler1 & 0xFFFF
+    sum2 = (rem * sum1) % base
+    sum1 = (sum1 + (adler2 & 0xFFFF) + base - 1) % base
+    sum2 = (sum2 + ((adler1 >> 16) & 0xFFFF) + ((adler2 >> 16) & 0xFFFF) + base - rem) % base
+    return sum1 | (sum2 << 16)
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
@@ -236,6 +434,20 @@ def int_slider(description: str, value: int, lo: int, hi: int, step: int = 1) ->
         step=step,
         description=description,
         continuous_update=False,
+        layout=widgets.Layout(width=SLIDER_WIDTH, flex="0 0 auto"),
+        style={"description_width": DESCRIPTION_WIDTH},
+    )
+
+
+def checkbox(description: str, value: bool) -> widgets.Checkbox:
+    """A checkbox that keeps its width when the controls wrap."""
+    import ipywidgets as widgets
+
+    return widgets.Checkbox(
+        value=bool(value),
+        description=description,
+        indent=False,
+        layout=widgets.Layout(width="auto", flex="0 0 auto", margin="2px 16px"),
     )
 
 
@@ -251,6 +463,8 @@ def log_slider(description: str, value: float, lo: float, hi: float) -> widgets.
         step=0.05,
         description=description,
         continuous_update=False,
+        layout=widgets.Layout(width=SLIDER_WIDTH, flex="0 0 auto"),
+        style={"description_width": DESCRIPTION_WIDTH},
     )
 
 

@@ -18,6 +18,7 @@ from helpers.widgets.base import (
     Explorer,
     int_slider,
     interactive,
+    learner,
     log_slider,
     nice_ceil,
     subtitle,
@@ -26,7 +27,7 @@ from helpers.widgets.base import (
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["DecayExplorer", "bench_explorers", "decay_explorer"]
+__all__ = ["DecayExplorer", "decay_explorer"]
 
 # About this many markers on the measured profile, whatever the number of offsets.
 MARKERS = 60
@@ -48,11 +49,14 @@ class DecayExplorer(Explorer):
         max_offset: int = 100,
     ):
         self.fns = {
-            "sinusoidal_pe": sinusoidal_pe,
-            "dot_profile": dot_profile,
-            "closed_form_dot": closed_form_dot,
-            "first_rebound": first_rebound,
-            "rope_decay_bound": rope_decay_bound,
+            name: learner(name, fn)
+            for name, fn in (
+                ("sinusoidal_pe", sinusoidal_pe),
+                ("dot_profile", dot_profile),
+                ("closed_form_dot", closed_form_dot),
+                ("first_rebound", first_rebound),
+                ("rope_decay_bound", rope_decay_bound),
+            )
         }
         controls = {
             "d": int_slider("d", d, 2, 512, 2),
@@ -60,15 +64,15 @@ class DecayExplorer(Explorer):
             "pos": int_slider("pos", pos, 0, 4096),
             "max_offset": int_slider("max k", max_offset, 2, 512),
         }
-        super().__init__(controls, figsize=(10.5, 4.2), title="Dot product against distance")
+        super().__init__(controls, figsize=(10.5, 4.3), title="Dot product against distance")
 
     def draw(self, fig: Figure) -> None:
         # Fixed axes and few tick labels: text is most of the drawing time of an update.
         from matplotlib.ticker import MaxNLocator
 
         fig.set_layout_engine(None)
-        self.ax_dot = fig.add_axes((0.065, 0.13, 0.52, 0.71))
-        self.ax_bound = fig.add_axes((0.67, 0.13, 0.31, 0.71))
+        self.ax_dot = fig.add_axes((0.07, 0.25, 0.515, 0.61))
+        self.ax_bound = fig.add_axes((0.67, 0.25, 0.31, 0.61))
         ax = self.ax_dot
         (self.closed_line,) = ax.plot(
             [], [], color="tab:orange", lw=4, alpha=0.55, label="closed form"
@@ -88,7 +92,10 @@ class DecayExplorer(Explorer):
         ax.axhline(0.0, color="gray", lw=0.8)
         ax.set_xlabel("distance k")
         ax.set_ylabel("dot product")
-        ax.legend(loc="upper right", fontsize="small")
+        # under the axes: the profile may reach any height
+        ax.legend(
+            loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=3, fontsize="small", frameon=False
+        )
         (self.bound_line,) = self.ax_bound.plot([], [], color="tab:purple", lw=2)
         self.ax_bound.set_xlabel("relative distance r")
         self.ax_bound.set_ylabel("(1/(d/2)) sum_j |S_j|")
@@ -102,41 +109,49 @@ class DecayExplorer(Explorer):
                 self.closed_line,
                 self.measured_line,
                 self.rebound_line,
-                ax.legend_,
                 self.dot_text,
                 self.bound_line,
                 self.bound_text,
-            ]
+            ],
+            moving=[ax, self.ax_bound],  # the sliders set their limits: the cached layer
         )
 
     def update(self, d: int, base: float, pos: int, max_offset: int) -> None:
         f = self.fns
         ks = np.arange(max_offset + 1)
-        pe = f["sinusoidal_pe"](pos + max_offset + 1, d, base)
-        measured = np.asarray(f["dot_profile"](pe, pos, ks), dtype=np.float64)
-        closed = np.asarray(f["closed_form_dot"](ks, d, base), dtype=np.float64)
-        rebound = f["first_rebound"](list(ks), measured)
-        bound = np.asarray(f["rope_decay_bound"](d, max_offset, base), dtype=np.float64)
-
-        self.closed_line.set_data(ks, closed)
-        self.measured_line.set_data(ks, measured)
-        self.measured_line.set_markevery(max(1, len(ks) // MARKERS))
-        self.rebound_line.set_visible(rebound is not None)
-        if rebound is not None:
-            self.rebound_line.set_xdata([rebound, rebound])
         ax = self.ax_dot
         ax.set_xlim(0, max_offset)
-        # Rounded-out limits: most slider moves keep the axes (and the background).
-        top = nice_ceil(1.1 * max(float(closed.max()), float(measured.max()), 1e-12))
-        low = -min(float(closed.min()), float(measured.min()), 0.0)
-        ax.set_ylim(-(nice_ceil(1.1 * low) if low > 0 else 0.05 * top), top)
-        gap = float(np.max(np.abs(measured - closed)))
-        self.dot_text.set_text(f"first rebound at k={rebound}, largest gap {gap:.1e}")
-
-        self.bound_line.set_data(ks, bound)
         self.ax_bound.set_xlim(0, max_offset)
-        self.ax_bound.set_ylim(0.0, nice_ceil(1.05 * max(float(bound.max()), 1e-12)))
-        self.bound_text.set_text(f"r=0: {bound[0]:.2f}, r={max_offset}: {bound[-1]:.2f}")
+        measured = closed = rebound = None
+        with self.panel(self.measured_line, self.rebound_line, self.dot_text):
+            pe = f["sinusoidal_pe"](pos + max_offset + 1, d, base)
+            measured = np.asarray(f["dot_profile"](pe, pos, ks), dtype=np.float64)
+            self.measured_line.set_data(ks, measured)
+            self.measured_line.set_markevery(max(1, len(ks) // MARKERS))
+        with self.panel(self.closed_line, self.dot_text):
+            closed = np.asarray(f["closed_form_dot"](ks, d, base), dtype=np.float64)
+            self.closed_line.set_data(ks, closed)
+        with self.panel(self.rebound_line, self.dot_text):
+            self.need(measured)
+            rebound = f["first_rebound"](list(ks), measured)
+            self.rebound_line.set_visible(rebound is not None)
+            if rebound is not None:
+                self.rebound_line.set_xdata([rebound, rebound])
+        curves = [c for c in (closed, measured) if c is not None and c.size]
+        # Rounded-out limits: most slider moves keep them.
+        top = nice_ceil(1.1 * max([float(c.max()) for c in curves] + [1e-12]))
+        low = -min([float(c.min()) for c in curves] + [0.0])
+        ax.set_ylim(-(nice_ceil(1.1 * low) if low > 0 else 0.05 * top), top)
+        with self.panel(self.dot_text):
+            self.need(measured, closed)
+            gap = float(np.max(np.abs(measured - closed)))
+            self.dot_text.set_text(f"first rebound at k={rebound}, largest gap {gap:.1e}")
+
+        with self.panel(self.bound_line, self.bound_text):
+            bound = np.asarray(f["rope_decay_bound"](d, max_offset, base), dtype=np.float64)
+            self.bound_line.set_data(ks, bound)
+            self.ax_bound.set_ylim(0.0, nice_ceil(1.05 * max(float(bound.max()), 1e-12)))
+            self.bound_text.set_text(f"r=0: {bound[0]:.2f}, r={max_offset}: {bound[-1]:.2f}")
 
 
 def decay_explorer(
@@ -165,29 +180,3 @@ def decay_explorer(
         pos=pos,
         max_offset=max_offset,
     )
-
-
-def bench_explorers(ref) -> list[tuple[str, Explorer, dict]]:
-    """Explorers on the reference module ``ref``: d = 512, a table of max_len = 512 rows.
-
-    Two moves: ``pos`` keeps the axes (blitted update), ``base`` changes the y-range of the
-    profile (full redraw).
-    """
-
-    def build() -> DecayExplorer:
-        return DecayExplorer(
-            ref.sinusoidal_pe,
-            ref.dot_profile,
-            ref.closed_form_dot,
-            ref.first_rebound,
-            ref.rope_decay_bound,
-            d=512,
-            base=10000.0,
-            pos=0,
-            max_offset=511,
-        )
-
-    return [
-        ("decay_explorer[pos]", build(), {"pos": 100}),
-        ("decay_explorer[base]", build(), {"base": 1000.0}),
-    ]

@@ -17,12 +17,20 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from helpers.widgets.base import Explorer, int_slider, interactive, log_slider, nice_ceil, subtitle
+from helpers.widgets.base import (
+    Explorer,
+    int_slider,
+    interactive,
+    learner,
+    log_slider,
+    nice_ceil,
+    subtitle,
+)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["NormExplorer", "bench_explorers", "norm_explorer", "pairwise_distances"]
+__all__ = ["NormExplorer", "norm_explorer", "pairwise_distances"]
 
 
 # The distance matrix is shown with at most this many rows and columns (every stride-th one).
@@ -62,25 +70,28 @@ class NormExplorer(Explorer):
         base: float = 10000.0,
     ):
         self.fns = {
-            "sinusoidal_pe": sinusoidal_pe,
-            "pe_norms": pe_norms,
-            "expected_norm": expected_norm,
-            "min_pairwise_distance": min_pairwise_distance,
+            name: learner(name, fn)
+            for name, fn in (
+                ("sinusoidal_pe", sinusoidal_pe),
+                ("pe_norms", pe_norms),
+                ("expected_norm", expected_norm),
+                ("min_pairwise_distance", min_pairwise_distance),
+            )
         }
         controls = {
             "d": int_slider("d", d, 2, 512, 2),
             "max_len": int_slider("max_len", max_len, 2, 512),
             "base": log_slider("base", base, 1.0, 6.0),
         }
-        super().__init__(controls, figsize=(10, 4.2), title="Norms and distances of PE rows")
+        super().__init__(controls, figsize=(10.5, 4.6), title="Norms and distances of PE rows")
 
     def draw(self, fig: Figure) -> None:
         # Fixed axes and few tick labels: text is most of the drawing time of an update.
         from matplotlib.ticker import MaxNLocator
 
         fig.set_layout_engine(None)
-        self.ax_norm = fig.add_axes((0.075, 0.13, 0.47, 0.71))
-        self.ax_dist = fig.add_axes((0.62, 0.13, 0.36, 0.71))
+        self.ax_norm = fig.add_axes((0.075, 0.25, 0.47, 0.6))
+        self.ax_dist = fig.add_axes((0.62, 0.12, 0.36, 0.73))
         ax = self.ax_norm
         (self.norm_line,) = ax.plot(
             [], [], color="tab:blue", lw=2.5, label="measured: pe_norms(pe)"
@@ -90,7 +101,8 @@ class NormExplorer(Explorer):
         )
         ax.set_xlabel("position pos")
         ax.set_ylabel("norm of the row  ||PE[pos]||")
-        ax.legend(loc="lower right")
+        # under the axes: a wrong answer may put the lines anywhere
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, frameon=False)
         # resampled as data, then coloured: 4 to 5 times faster to draw than the default
         self.dist_image = self.ax_dist.imshow(
             np.zeros((2, 2)),
@@ -110,7 +122,7 @@ class NormExplorer(Explorer):
         ax.set_title("Norm of every row against sqrt(d/2)", y=1.0)
         self.ax_dist.set_title("||PE[a] - PE[b]||  (black: 0)", y=1.0)
         self.norm_text, self.dist_text = subtitle(ax), subtitle(self.ax_dist)
-        # The legend stays in the background: the lines run at 1/2 to 4/5 of the height.
+        # d and max_len set the limits of both panels: their axes move (the cached layer)
         self.animate(
             [
                 self.norm_line,
@@ -119,38 +131,56 @@ class NormExplorer(Explorer):
                 self.dist_image,
                 self.closest,
                 self.dist_text,
-            ]
+            ],
+            moving=[self.ax_norm, self.ax_dist],  # d: the norms' y-axis; max_len: the rest
         )
 
     def update(self, d: int, max_len: int, base: float) -> None:
         f = self.fns
-        pe = np.asarray(f["sinusoidal_pe"](max_len, d, base), dtype=np.float64)
-        norms = np.asarray(f["pe_norms"](pe), dtype=np.float64)
-        target = float(f["expected_norm"](d))
-        dmin = float(f["min_pairwise_distance"](pe))
-        dist = pairwise_distances(pe, norms)
-
         pos = np.arange(max_len)
-        self.norm_line.set_data(pos, norms)
-        self.target_line.set_ydata([target, target])
         self.ax_norm.set_xlim(0, max(max_len - 1, 1))
-        # Rounded-up limits: most slider moves keep the axes (and the background).
-        self.ax_norm.set_ylim(0.0, nice_ceil(1.25 * max(target, float(np.max(norms)), 1e-12)))
-        gap = float(np.max(np.abs(norms - target)))
-        self.norm_text.set_text(f"sqrt(d/2) = {target:.4f}, largest gap {gap:.1e}")
+        self.ax_dist.set_xlim(-0.5, max_len - 0.5)
+        self.ax_dist.set_ylim(max_len - 0.5, -0.5)
+        everything = [self.norm_line, self.target_line, self.norm_text]
+        everything += [self.dist_image, self.closest, self.dist_text]
+        pe = None
+        with self.panel(*everything):
+            pe = np.asarray(f["sinusoidal_pe"](max_len, d, base), dtype=np.float64)
+        norms = target = dist = None
+        with self.panel(self.norm_line, self.norm_text, self.dist_image, self.dist_text):
+            self.need(pe)
+            norms = np.asarray(f["pe_norms"](pe), dtype=np.float64)
+            self.norm_line.set_data(pos, norms)
+        with self.panel(self.target_line, self.norm_text):
+            target = float(f["expected_norm"](d))
+            self.target_line.set_ydata([target, target])
+        heights = [x for x in (target, norms) if x is not None]
+        top = max([float(np.max(h)) for h in heights if np.size(h)] + [1e-12])
+        # Rounded-up limits: most slider moves keep them.
+        self.ax_norm.set_ylim(0.0, nice_ceil(1.25 * top) if np.isfinite(top) else 1.0)
+        with self.panel(self.norm_text):
+            self.need(norms, target)
+            gap = float(np.max(np.abs(norms - target)))
+            self.norm_text.set_text(f"sqrt(d/2) = {target:.4f}, largest gap {gap:.1e}")
 
-        # The panel is about 250 pixels wide: show at most MAX_PIXELS rows and columns.
-        stride = -(-max_len // MAX_PIXELS)
-        self.dist_image.set_data(dist[::stride, ::stride])
-        self.dist_image.set_extent((-0.5, max_len - 0.5, max_len - 0.5, -0.5))
-        self.dist_image.set_clim(0.0, max(float(dist.max()), 1e-12))
-        # the circles: the entry closest to the learner's own answer
-        a, b = np.unravel_index(int(np.argmin(np.abs(dist - dmin))), dist.shape)
-        self.closest.set_offsets([[b, a], [a, b]])
-        self.dist_text.set_text(
-            f"yours: min {dmin:.4f} (circles: {min(a, b)}, {max(a, b)}), "
-            f"max {float(dist.max()):.2f}"
-        )
+        with self.panel(self.dist_image, self.closest, self.dist_text):
+            self.need(pe, norms)
+            dist = pairwise_distances(pe, norms)
+            # The panel is about 270 pixels wide: show at most MAX_PIXELS rows and columns.
+            stride = -(-max_len // MAX_PIXELS)
+            self.dist_image.set_data(dist[::stride, ::stride])
+            self.dist_image.set_extent((-0.5, max_len - 0.5, max_len - 0.5, -0.5))
+            self.dist_image.set_clim(0.0, max(float(dist.max()), 1e-12))
+        with self.panel(self.closest, self.dist_text):
+            self.need(pe, dist)
+            dmin = float(f["min_pairwise_distance"](pe))
+            # the circles: the entry closest to the learner's own answer
+            a, b = np.unravel_index(int(np.argmin(np.abs(dist - dmin))), dist.shape)
+            self.closest.set_offsets([[b, a], [a, b]])
+            self.dist_text.set_text(
+                f"yours: min {dmin:.4f} (circles: {min(a, b)}, {max(a, b)}), "
+                f"max {float(dist.max()):.2f}"
+            )
 
 
 def norm_explorer(
@@ -175,26 +205,3 @@ def norm_explorer(
         max_len=max_len,
         base=base,
     )
-
-
-def bench_explorers(ref) -> list[tuple[str, Explorer, dict]]:
-    """Explorers on the reference module ``ref`` at d = 512, max_len = 512, and new values.
-
-    Two moves: ``base`` keeps the axes (blitted update), ``d`` changes them (full redraw).
-    """
-
-    def build() -> NormExplorer:
-        return NormExplorer(
-            ref.sinusoidal_pe,
-            ref.pe_norms,
-            ref.expected_norm,
-            ref.min_pairwise_distance,
-            d=512,
-            max_len=512,
-            base=10000.0,
-        )
-
-    return [
-        ("norm_explorer[base]", build(), {"base": 1000.0}),
-        ("norm_explorer[d]", build(), {"d": 256}),
-    ]

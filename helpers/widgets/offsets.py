@@ -17,6 +17,7 @@ the start when ``d`` is longer); ``alibi_score(q, k, m, n, slope)`` is the noteb
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,7 @@ from helpers.widgets.base import (
     Explorer,
     int_slider,
     interactive,
+    learner,
     log_slider,
     nice_ceil,
     resized,
@@ -36,7 +38,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OffsetsExplorer",
-    "bench_explorers",
     "offsets_explorer",
     "parse_starts",
 ]
@@ -89,10 +90,10 @@ class OffsetsExplorer(Explorer):
     ):
         import ipywidgets as widgets
 
-        self.offset_scan = offset_scan
-        self.spread = spread
-        self.alibi_score = alibi_score
-        self.demo_vectors = demo_vectors
+        self.offset_scan = learner("offset_scan", offset_scan)
+        self.spread = learner("spread", spread)
+        self.alibi_score = learner("alibi_score", alibi_score)
+        self.demo_vectors = learner("demo_vectors", demo_vectors)
         self.slope = float(slope)
         self.scan = self.dense = None
         self.spreads: dict[str, float] = {}
@@ -100,16 +101,24 @@ class OffsetsExplorer(Explorer):
             "offset": int_slider("offset", offset, 0, 64),
             "base": log_slider("base", base, 2.0, 6.0),
             "d": int_slider("d", d, 2, 512, 2),
-            "starts": widgets.Text(value=starts, description="starts", continuous_update=False),
+            "starts": widgets.Text(
+                value=starts,
+                description="starts",
+                continuous_update=False,
+                layout=widgets.Layout(width="380px", flex="0 0 auto"),
+                style={"description_width": "80px"},
+            ),
         }
-        super().__init__(controls, figsize=(12.0, 3.8), title="One offset, many starts")
+        super().__init__(controls, figsize=(12.0, 3.9), title="One offset, many starts")
 
     def draw(self, fig: Figure) -> None:
         # Fixed axes (no layout engine): the layout is not recomputed at every move.
+        from matplotlib.ticker import MaxNLocator
+
         fig.set_layout_engine(None)
         self.axes, self.curves, self.markers, self.titles = {}, {}, {}, {}
         for col, name in enumerate(METHODS):
-            ax = self.axes[name] = fig.add_axes((0.06 + col * 0.325, 0.14, 0.265, 0.72))
+            ax = self.axes[name] = fig.add_axes((0.06 + col * 0.325, 0.25, 0.265, 0.6))
             colour = COLOURS[name]
             (self.curves[name],) = ax.plot(
                 [], [], color=colour, lw=1.2, alpha=0.7, label="every start"
@@ -128,11 +137,19 @@ class OffsetsExplorer(Explorer):
             ax.set_xscale("symlog", linthresh=1.0, linscale=0.5)
             ax.set_xticks(XTICKS, [f"{t:g}" for t in XTICKS])
             ax.minorticks_off()
+            ax.yaxis.set_major_locator(MaxNLocator(nbins=4))  # few labels: fast to redraw
             ax.set_xlabel("start s (symlog)")
             ax.grid(alpha=0.3)
             self.titles[name] = ax.set_title("", fontsize=10, y=1.0)
         self.axes["RoPE"].set_ylabel("score of query at s + offset, key at s")
-        self.axes["RoPE"].legend(loc="lower left", fontsize=8)
+        fig.text(0.01, 0.025, "spread = max - min over the listed starts", fontsize=8, color="0.3")
+        fig.legend(
+            handles=[self.curves["RoPE"], self.markers["RoPE"]],
+            loc="lower center",
+            ncol=2,
+            fontsize=8,
+            frameon=False,
+        )
         self.suptitle = fig.suptitle("", fontsize=10, y=0.985)
         self.animate(
             [
@@ -140,41 +157,49 @@ class OffsetsExplorer(Explorer):
                 *self.markers.values(),
                 *self.titles.values(),
                 self.suptitle,
-            ]
+            ],
+            moving=[ax.yaxis for ax in self.axes.values()],  # the scores set the y-limits
         )
 
     def update(self, offset: int, base: float, d: int, starts: str) -> None:
         listed = parse_starts(starts)
-        q0, k0 = self.demo_vectors()
-        q, k = resized(q0, d, "demo_vectors()[0]"), resized(k0, d, "demo_vectors()[1]")
         top = max(max(listed), 10)
         dense = np.unique(np.concatenate([[0], np.geomspace(1, top * 1.5, DENSE).round(), listed]))
         dense = [int(s) for s in dense]
-        scan = list(self.offset_scan(q, k, offset, listed, base))
-        full = list(self.offset_scan(q, k, offset, dense, base))
-        alibi = [self.alibi_score(q, k, s + offset, s, self.slope) for s in listed]
-        alibi_full = [self.alibi_score(q, k, s + offset, s, self.slope) for s in dense]
+        right = 10.0 ** math.ceil(math.log10(top * 1.6))  # a new background per decade only
+        for ax in self.axes.values():
+            ax.set_xlim(-0.5, right)
+        self.suptitle.set_text(
+            f"offset {offset}, base {base:.4g}, d {d}, ALiBi slope {self.slope:g}"
+        )
+        values = {}
+        scan = full = q = k = None
+        with self.panel(*self.curves.values(), *self.markers.values(), *self.titles.values()):
+            q0, k0 = self.demo_vectors()
+            q, k = resized(q0, d, "demo_vectors()[0]"), resized(k0, d, "demo_vectors()[1]")
+        rope_add = [self.curves[n] for n in METHODS[:2]] + [self.markers[n] for n in METHODS[:2]]
+        rope_add += [self.titles[n] for n in METHODS[:2]]
+        with self.panel(*rope_add):
+            self.need(q, k)
+            scan = list(self.offset_scan(q, k, offset, listed, base))
+            full = list(self.offset_scan(q, k, offset, dense, base))
+            values["RoPE"] = ([r for _, r, _ in scan], [r for _, r, _ in full])
+            values["additive"] = ([a for _, _, a in scan], [a for _, _, a in full])
         self.scan, self.dense = scan, full
-        values = {
-            "RoPE": ([r for _, r, _ in scan], [r for _, r, _ in full]),
-            "additive": ([a for _, _, a in scan], [a for _, _, a in full]),
-            "ALiBi": (alibi, alibi_full),
-        }
+        with self.panel(self.curves["ALiBi"], self.markers["ALiBi"], self.titles["ALiBi"]):
+            self.need(q, k)
+            alibi = [self.alibi_score(q, k, s + offset, s, self.slope) for s in listed]
+            alibi_full = [self.alibi_score(q, k, s + offset, s, self.slope) for s in dense]
+            values["ALiBi"] = (alibi, alibi_full)
         for name, (at_starts, along) in values.items():
             self.curves[name].set_data(dense, along)
             self.markers[name].set_data(listed, at_starts)
-            value = self.spreads[name] = float(self.spread(at_starts))
-            shown = "0 (exact)" if value == 0 else f"{value:.3g}"
-            self.titles[name].set_text(f"{name}: spread {shown}")
             # flat curves stay flat on screen: at least +-1 around the middle
-            ax = self.axes[name]
-            ax.set_ylim(*y_limits(along))
-            ax.set_xlim(-0.5, top * 1.6)
-        self.suptitle.set_text(
-            f"offset = {offset}, base = {base:.4g}, d = {d}, "
-            f"ALiBi slope = {self.slope:g}; spread = max - min over the "
-            f"listed starts"
-        )
+            self.axes[name].set_ylim(*y_limits(along))
+            with self.panel(self.titles[name]):
+                value = self.spreads[name] = float(self.spread(at_starts))
+                shown = "0 (exact)" if value == 0 else f"{value:.3g}"
+                self.titles[name].set_text(f"{name}: spread {shown}")
 
 
 def offsets_explorer(
@@ -195,25 +220,3 @@ def offsets_explorer(
     return OffsetsExplorer(
         offset_scan, spread, alibi_score, demo_vectors, offset, base, d, starts, slope
     )
-
-
-def bench_explorers(ref) -> list[tuple[str, Explorer, dict]]:
-    """This module's explorers built on the reference module ``ref``, with new slider values.
-
-    Two moves: new ``starts`` keep the axes (blitted update), ``offset`` and ``base`` move
-    the curves to new limits (full redraw). ALiBi's score is ``q . k`` plus the bias of
-    the reference's ``alibi_bias`` for one head, rescaled from its slope to ``slope``.
-    """
-    one_head = float(ref.alibi_slopes(1)[0])
-
-    def alibi_score(q, k, m, n, slope=0.5):
-        bias = ref.alibi_bias(1, abs(m - n) + 1, causal=False)[0, 0, -1]
-        return float(np.dot(q, k)) + float(bias) * slope / one_head
-
-    def build() -> OffsetsExplorer:
-        return OffsetsExplorer(ref.offset_scan, ref.spread, alibi_score, ref.demo_vectors, d=512)
-
-    return [
-        ("offsets_explorer[starts]", build(), {"starts": "5, 20, 300, 4000"}),
-        ("offsets_explorer[offset]", build(), {"offset": 7, "base": 50000.0}),
-    ]

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from helpers import validate
-from helpers.widgets.base import Explorer, int_slider, interactive, log_slider
+from helpers.widgets.base import Explorer, checkbox, int_slider, interactive, learner, log_slider
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -78,10 +78,8 @@ class OrderExplorer(Explorer):
         shuffle: int = 1,
         positions: bool = False,
     ):
-        import ipywidgets as widgets
-
-        self.attention = attention
-        self.position_table = position_table
+        self.attention = learner("attention", attention)
+        self.position_table = learner("position_table", position_table)
         rng = np.random.default_rng(2024)
         # word vectors and projections for the largest sizes; each update slices them
         self.words_full = rng.standard_normal((MAX_TOKENS, MAX_D))
@@ -94,7 +92,7 @@ class OrderExplorer(Explorer):
             "base": log_slider("base", base, 0.5, 6.0),
             "pos": int_slider("first pos", pos, 0, 512),
             "shuffle": int_slider("shuffle", shuffle, 0, 50),
-            "positions": widgets.Checkbox(value=positions, description="add positions"),
+            "positions": checkbox("add positions", positions),
         }
         super().__init__(
             controls, figsize=(10.5, 4.0), title="Shuffle the tokens: does attention notice?"
@@ -104,6 +102,7 @@ class OrderExplorer(Explorer):
     def table(self, n: int, d: int, base: float, pos: int) -> np.ndarray:
         """Rows pos .. pos + n - 1 of the notebook's position table. # shape: (n, d)"""
         pos = int(validate.positions(pos, "pos"))
+        d, base = validate.dim(d), validate.base(base)
         P = np.asarray(self.position_table(pos + n, d, base), dtype=np.float64)
         if P.shape != (pos + n, d):
             raise ValueError(
@@ -122,21 +121,26 @@ class OrderExplorer(Explorer):
         P = self.table(n, d, base, pos) if positions else np.zeros((n, d))
         return X, W, perm, P
 
-    def head(self, ZW: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def head(self, ZW: np.ndarray, cols: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The weights and the output of the learner's ``attention`` on one set of projections.
 
         ``ZW`` holds the three projections of the tokens, Z Wq, Z Wk, Z Wv: shape (3, n, d_k).
-        One call with the values ``[I | V]`` returns both: ``A I = A`` and ``A V``.
+        One call with the values ``[E | V]``, E the columns ``cols`` of the identity
+        (all by default), returns both: ``A E`` (those columns of the weights A) and
+        ``A V``. # shapes: (n, len(cols)) and (n, d_k)
         """
         Q, K, V = ZW
         n = Q.shape[0]
-        both = np.asarray(self.attention(Q, K, np.hstack([np.eye(n), V])), dtype=np.float64)
-        if both.shape != (n, n + V.shape[1]):
+        cols = np.arange(n) if cols is None else np.asarray(cols)
+        values = np.zeros((n, cols.size + V.shape[1]))
+        values[cols, np.arange(cols.size)] = 1.0
+        values[:, cols.size :] = V
+        both = np.asarray(self.attention(Q, K, values), dtype=np.float64)
+        if both.shape != values.shape:
             raise ValueError(
-                f"attention(Q, K, V) must have shape (n, d_v) = {(n, n + V.shape[1])}, "
-                f"got {both.shape}"
+                f"attention(Q, K, V) must have shape (n, d_v) = {values.shape}, got {both.shape}"
             )
-        return both[:, :n], both[:, n:]
+        return both[:, : cols.size], both[:, cols.size :]
 
     def projections(self, n, d, base, pos, positions) -> tuple[np.ndarray, np.ndarray]:
         """(X W, P W) for the three projections, each recomputed only when its inputs change.
@@ -182,7 +186,8 @@ class OrderExplorer(Explorer):
             self.images[0], cax=cax, label="attention weight", ticks=[0, 0.01, 0.05, 0.2, 0.5, 1]
         )
         self.suptitle = fig.suptitle("", fontsize=11)
-        self.animate([*self.images, self.titles[2], self.suptitle])
+        # n sets the limits and tick labels of the three maps: their axes move (the layer)
+        self.animate([*self.images, self.titles[2], self.suptitle], moving=list(self.axes))
 
     def update(self, n, d, base, pos, shuffle, positions) -> None:
         n = validate.count(n, "n", minimum=2)
@@ -190,31 +195,35 @@ class OrderExplorer(Explorer):
         perm = shuffle_order(n, shuffle)
         inv = np.argsort(perm)
         XW, PW = self.projections(n, d, base, pos, positions)
+        # At most MAX_PIXELS rows and columns are drawn (a panel is about 330 pixels wide):
+        # only those columns of the weights are asked for, the outputs of every token.
+        shown = np.arange(0, n, -(-n // MAX_PIXELS))
         key = (n, d, float(base), int(pos), bool(positions))
         if self._cache.get("head_key") != key:  # the sentence in its own order: no shuffle
-            self._cache.update(head_key=None, head=self.head(XW + PW))
+            self._cache.update(head_key=None, head=self.head(XW + PW, shown))
             self._cache["head_key"] = key
         original, out = self._cache["head"]
-        shuffled, out_shuffled = self.head(XW[:, perm] + PW)
-        put_back = shuffled[np.ix_(inv, inv)]
-        diff = np.abs(put_back - original)
-        gap = float(np.max(np.abs(out_shuffled - out[perm])))
-        # at most MAX_PIXELS rows and columns are drawn (the panels are about 230 pixels wide)
-        stride = -(-n // MAX_PIXELS)
+        original = original[shown]
+        # token c of the sentence sits at place inv[c] of the shuffled one
+        shuffled, out_shuffled = self.head(XW[:, perm] + PW, inv[shown])
+        put_back = shuffled[inv[shown]]
+        diff = np.abs(put_back - original)  # over the shown rows and columns
+        gap = float(np.max(np.abs(out_shuffled - out[perm])))  # every token's output
         for im, data in zip(self.images, (original, put_back, diff)):
-            im.set_data(data[::stride, ::stride])
+            im.set_data(data)
             im.set_extent((-0.5, n - 0.5, n - 0.5, -0.5))
         if self.last.get("n") != n:
             labels = [WORDS[i] if i < len(WORDS) else str(i) for i in range(n)]
             for ax in self.axes:
                 ax.set_xlim(-0.5, n - 0.5)
                 ax.set_ylim(n - 0.5, -0.5)
-                if n <= len(WORDS):
+                # the words on the first map only: every map has the original order
+                if n <= len(WORDS) and ax is self.axes[0]:
                     ax.set_xticks(range(n), labels, rotation=90, fontsize=8)
                     ax.set_yticks(range(n), labels, fontsize=8)
                 else:
-                    ax.set_xticks([])
-                    ax.set_yticks([])
+                    ax.set_xticks([0, n - 1] if n > len(WORDS) else [])
+                    ax.set_yticks([0, n - 1] if n > len(WORDS) else [])
         self.titles[2].set_text(f"|difference|: max {diff.max():.1e}")
         where = f"positions {pos}..{pos + n - 1} after shuffling" if positions else "no positions"
         self.suptitle.set_text(f"{where}: output gap {gap:.1e}")
@@ -240,19 +249,3 @@ def order_explorer(
     if not interactive():
         return None
     return OrderExplorer(attention, position_table, **start)
-
-
-def bench_explorers(ref) -> list[tuple[str, Explorer, dict]]:
-    """The explorer at 512 tokens and d = 512 on the reference maths, and new values.
-
-    Two moves: ``shuffle`` keeps the axes (blitted update), ``n`` changes them (full
-    redraw).
-    """
-
-    def build() -> OrderExplorer:
-        return OrderExplorer(ref.attention, ref.sinusoidal_pe, n=512, d=512, positions=True)
-
-    return [
-        ("order_explorer[shuffle]", build(), {"shuffle": 7}),
-        ("order_explorer[n]", build(), {"n": 500}),
-    ]

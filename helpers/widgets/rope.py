@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from helpers.widgets.base import Explorer, int_slider, interactive, log_slider, resized
+from helpers.widgets.base import (
+    Explorer,
+    int_slider,
+    interactive,
+    learner,
+    log_slider,
+    resized,
+    subtitle,
+)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -72,11 +80,11 @@ class RopeExplorer(Explorer):
         base: float = 10000.0,
         max_len: int = MAX_LEN,
     ):
-        self.apply_rope = apply_rope
-        self.rope_score = rope_score
-        self.turns = turns
-        self.slow_pairs = slow_pairs
-        self.demo_vectors = demo_vectors
+        self.apply_rope = learner("apply_rope", apply_rope)
+        self.rope_score = learner("rope_score", rope_score)
+        self.turns = learner("turns", turns)
+        self.slow_pairs = learner("slow_pairs", slow_pairs)
+        self.demo_vectors = learner("demo_vectors", demo_vectors)
         self.max_len = int(max_len)
         self._layout = None
         controls = {
@@ -85,12 +93,12 @@ class RopeExplorer(Explorer):
             "d": int_slider("d", d, 2, 512, step=2),
             "base": log_slider("base", base, 1, 6),
         }
-        super().__init__(controls, figsize=(10, 4.2), title="RoPE: the score sees n - m only")
+        super().__init__(controls, figsize=(11, 4.2), title="RoPE: the score sees n - m only")
 
     def draw(self, fig: Figure) -> None:
         fig.set_layout_engine("none")  # fixed axes: a layout pass per frame costs ~100 ms
-        ax = fig.add_axes((0.07, 0.13, 0.46, 0.76))
-        turns_ax = fig.add_axes((0.62, 0.13, 0.36, 0.76))
+        ax = fig.add_axes((0.075, 0.27, 0.45, 0.58))
+        turns_ax = fig.add_axes((0.62, 0.27, 0.36, 0.58))
         self.ax, self.turns_ax = ax, turns_ax
         (self.q_only_line,) = ax.plot(
             [], [], color="tab:orange", lw=1.2, ls="--", label="only q rotated (a mistake)"
@@ -103,18 +111,12 @@ class RopeExplorer(Explorer):
         ax.set_xlabel("shift s: query at m + s, key at n + s")
         ax.set_ylabel("score")
         ax.grid(True, alpha=0.3)
-        ax.legend(loc="lower right", fontsize=8, framealpha=0.9)
-        ax.set_title("the same offset at every shift s", fontsize=10, y=1.0)
-        # the moving texts are short: every glyph is drawn again on every update
-        self.score_title = ax.text(
-            0.02,
-            0.96,
-            "",
-            transform=ax.transAxes,
-            va="top",
-            fontsize=10,
-            bbox={"facecolor": "white", "alpha": 0.85, "lw": 0},
+        # legends under the axes: the curves may reach any height
+        ax.legend(
+            loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=3, fontsize=8, frameon=False
         )
+        ax.set_title("the same offset at every shift s", fontsize=10, y=1.0)
+        self.score_title = subtitle(ax)  # short: every glyph is drawn at every update
 
         (self.fast_dots,) = turns_ax.plot(
             [], [], ".", color="0.6", ms=5, label="≥ 1 turn: scrambled"
@@ -128,16 +130,12 @@ class RopeExplorer(Explorer):
         turns_ax.set_xlabel("pair i")
         turns_ax.set_ylabel("turns over |m − n|")
         turns_ax.grid(True, which="major", alpha=0.3)
-        turns_ax.legend(loc="upper right", fontsize=8, framealpha=0.9)
-        turns_ax.set_title("turns per pair over the distance |n − m|", fontsize=10, y=1.0)
-        self.turns_title = turns_ax.text(
-            0.03,
-            0.04,
-            "",
-            transform=turns_ax.transAxes,
-            fontsize=10,
-            bbox={"facecolor": "white", "alpha": 0.85, "lw": 0},
+        turns_ax.legend(
+            loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=2, fontsize=8, frameon=False
         )
+        turns_ax.set_title("turns per pair over the distance |n − m|", fontsize=10, y=1.0)
+        self.turns_title = subtitle(turns_ax)
+        # the score range follows d, m, n and base; the pairs follow d: both axes move
         self.animate(
             [
                 self.q_only_line,
@@ -147,42 +145,55 @@ class RopeExplorer(Explorer):
                 self.fast_dots,
                 self.slow_dots,
                 self.turns_title,
-            ]
+            ],
+            moving=[ax.yaxis, turns_ax.xaxis],
         )
 
     def update(self, m: int, n: int, d: int, base: float) -> None:
-        q0, k0 = self.demo_vectors()
-        q, k = resized(q0, d, "demo_vectors()[0]"), resized(k0, d, "demo_vectors()[1]")
         s = np.arange(self.max_len)
-        both = _scores_all(self.rope_score, q, k, m + s, n + s, base)  # shape: (max_len,)
-        rq = _rotate_all(self.apply_rope, q, m + s, base)  # shape: (max_len, d)
-        q_only = np.sum(rq * k, axis=1)  # the known mistake: the key left where it was
-        score = float(self.rope_score(q, k, m, n, base))
-        self.both_line.set_data(s, both)
-        self.q_only_line.set_data(s, q_only)
-        self.now.set_data([0], [score])
-        self.score_title.set_text(f"n − m = {n - m}: score {score:.8g} (spread {np.ptp(both):.0e})")
+        both = q_only = None
+        with self.panel(self.both_line, self.now, self.score_title):
+            q, k = self.vectors(d)
+            both = _scores_all(self.rope_score, q, k, m + s, n + s, base)  # shape: (max_len,)
+            score = float(self.rope_score(q, k, m, n, base))
+            self.both_line.set_data(s, both)
+            self.now.set_data([0], [score])
+            self.score_title.set_text(
+                f"n − m = {n - m}: score {score:.8g}, spread {np.ptp(both):.0e}"
+            )
+        with self.panel(self.q_only_line):
+            q, k = self.vectors(d)
+            rq = _rotate_all(self.apply_rope, q, m + s, base)  # shape: (max_len, d)
+            q_only = np.sum(rq * k, axis=1)  # the known mistake: the key left where it was
+            self.q_only_line.set_data(s, q_only)
 
-        delta = abs(n - m)
-        t = np.asarray(self.turns(d, delta, base), dtype=np.float64)  # shape: (d // 2,)
-        slow = int(self.slow_pairs(d, delta, base))
-        i = np.arange(t.shape[0])
-        below = i >= t.shape[0] - slow  # the learner's count of slow pairs: the last ones
-        shown = np.maximum(t, _TURNS_FLOOR)
-        self.slow_dots.set_data(i[below], shown[below])
-        self.fast_dots.set_data(i[~below], shown[~below])
-        self.turns_title.set_text(f"slow_pairs = {slow} of {d // 2}")
+        with self.panel(self.fast_dots, self.slow_dots, self.turns_title):
+            delta = abs(n - m)
+            t = np.asarray(self.turns(d, delta, base), dtype=np.float64)  # shape: (d // 2,)
+            slow = int(self.slow_pairs(d, delta, base))
+            i = np.arange(t.shape[0])
+            below = i >= t.shape[0] - slow  # the learner's count of slow pairs: the last ones
+            shown = np.maximum(t, _TURNS_FLOOR)
+            self.slow_dots.set_data(i[below], shown[below])
+            self.fast_dots.set_data(i[~below], shown[~below])
+            self.turns_title.set_text(f"slow_pairs = {slow} of {d // 2}")
 
-        top = float(np.max(np.abs(np.concatenate([both, q_only]))))
+        drawn = [x for x in (both, q_only) if x is not None and x.size]
+        top = float(np.max(np.abs(np.concatenate(drawn)))) if drawn else 1.0
+        top = top if np.isfinite(top) else 1.0
         _, high = self.ax.get_ylim()
         if not (0.4 * high <= top <= high) or d != self._layout:
-            # new limits only when the curves leave them or shrink a lot: each change costs a
-            # full redraw of the background
+            # new limits only when the curves leave them or shrink a lot
             bound = 1.15 * top if top > 0 else 1.0
             self.ax.set_ylim(-bound, bound)
         if d != self._layout:
             self.turns_ax.set_xlim(-0.5, max(d // 2 - 0.5, 0.5))
             self._layout = d
+
+    def vectors(self, d: int) -> tuple[np.ndarray, np.ndarray]:
+        """The learner's ``demo_vectors()`` cut or repeated to length ``d``."""
+        q0, k0 = self.demo_vectors()
+        return resized(q0, d, "demo_vectors()[0]"), resized(k0, d, "demo_vectors()[1]")
 
 
 def rope_explorer(
@@ -208,27 +219,3 @@ def rope_explorer(
         demo_vectors=demo_vectors,
         **defaults,
     )
-
-
-def bench_explorers(ref) -> list[tuple[str, Explorer, dict]]:
-    """The explorers of this module built on the reference module ``ref``, at d = 512.
-
-    Two moves: ``m``, ``n`` and ``base`` keep the axes (blitted update), ``d`` changes them
-    (full redraw).
-    """
-
-    def build() -> RopeExplorer:
-        return RopeExplorer(
-            apply_rope=ref.apply_rope,
-            rope_score=ref.rope_score,
-            turns=ref.turns,
-            slow_pairs=ref.slow_pairs,
-            demo_vectors=ref.demo_vectors,
-            d=512,
-            max_len=512,
-        )
-
-    return [
-        ("rope_explorer[m]", build(), {"m": 300, "n": 44, "base": 500000.0}),
-        ("rope_explorer[d]", build(), {"d": 256}),
-    ]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from helpers.widgets.base import Explorer, int_slider, interactive, log_slider
+from helpers.widgets.base import Explorer, int_slider, interactive, learner, log_slider, subtitle
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -89,11 +89,12 @@ class ShiftExplorer(Explorer):
         base: float = 10000.0,
         max_len: int = MAX_LEN,
     ):
-        self.sinusoidal_pe = sinusoidal_pe
-        self.shift_matrix = shift_matrix
-        self.shift_error = shift_error
+        self.sinusoidal_pe = learner("sinusoidal_pe", sinusoidal_pe)
+        self.shift_matrix = learner("shift_matrix", shift_matrix)
+        self.shift_error = learner("shift_error", shift_error)
         self.max_len = int(max_len)
         self._cache_key, self._cache = None, None
+        self._worst_key, self._worst_value = None, float("nan")
         controls = {
             "k": int_slider("k", k, 0, 64),
             "pos": int_slider("pos", pos, 0, self.max_len - 1),
@@ -110,7 +111,7 @@ class ShiftExplorer(Explorer):
         err_ax = fig.add_axes((0.66, 0.13, 0.32, 0.66))
         self.ax, self.err_ax = ax, err_ax
         ax.set_aspect("equal")
-        ax.set_xlim(0, _COLS)
+        ax.set_xlim(-0.03, _COLS + 0.03)  # room for the hands' line width
         ax.set_ylim(-_ROW - 1.05, 0.02)
         ax.axis("off")
         self.faces = LineCollection([], colors="0.7", linewidths=1.0)
@@ -148,15 +149,7 @@ class ShiftExplorer(Explorer):
         err_ax.set_ylabel("max |M(k) PE(pos) − PE(pos + k)|", fontsize=9)
         err_ax.grid(True, which="major", alpha=0.3)
         err_ax.set_title("one M(k) for every pos", fontsize=10, y=1.0)
-        self.err_title = err_ax.text(
-            0.03,
-            0.95,
-            "",
-            transform=err_ax.transAxes,
-            va="top",
-            fontsize=10,
-            bbox={"facecolor": "white", "alpha": 0.85, "lw": 0},
-        )
+        self.err_title = subtitle(err_ax)  # above the data, which may reach any height
         self.animate(
             [
                 self.faces,
@@ -168,10 +161,11 @@ class ShiftExplorer(Explorer):
                 self.err_line,
                 self.err_mark,
                 self.err_title,
-            ]
+            ],
+            slow=[*self.labels, self.pairs_note],  # they follow d only: the cached layer
         )
 
-    def layout_key(self) -> int | None:
+    def slow_key(self) -> int | None:
         """The pair labels and the note above the clocks change with ``d`` only."""
         return self._labelled_d
 
@@ -185,46 +179,64 @@ class ShiftExplorer(Explorer):
             M = np.asarray(self.shift_matrix(k, d, base), dtype=np.float64)  # shape: (d, d)
             moved = apply_rows(M, pe[: self.max_len])  # row pos is M @ PE(pos)
             err = np.max(np.abs(moved - pe[k:]), axis=1)  # shape: (max_len,)
-            # the headline: the learner's shift_error over the same positions pos < max_len
-            worst = float(self.shift_error(k, d, length, base))
-            self._cache_key, self._cache = key, (pe, moved, err, worst)
+            self._cache_key, self._cache = key, (pe, moved, err)
         return self._cache
 
     def update(self, k: int, pos: int, d: int, base: float) -> None:
-        pe, moved, err, worst = self._measure(k, d, base)
-
         pairs = shown_pairs(d)
         centres = clock_centres(len(pairs))
-        before = pe[pos].reshape(-1, 2)[pairs]  # (clocks, 2): the (sin, cos) of each pair
-        after = moved[pos].reshape(-1, 2)[pairs]
-        target = pe[pos + k].reshape(-1, 2)[pairs]
-        self.faces.set_segments([_face(c) for c in centres])
-        self.before.set_segments([np.stack([c, c + _RADIUS * v]) for c, v in zip(centres, before)])
-        self.after.set_segments([np.stack([c, c + _RADIUS * v]) for c, v in zip(centres, after)])
-        self.target.set_data(
-            centres[:, 0] + _RADIUS * target[:, 0], centres[:, 1] + _RADIUS * target[:, 1]
-        )
-        start = np.arctan2(before[:, 1], before[:, 0])
-        sweep = np.mod(start - np.arctan2(after[:, 1], after[:, 0]), 2.0 * np.pi)  # clockwise
-        t = np.linspace(0.0, 1.0, 24)
-        self.arcs.set_segments(
-            [
-                np.stack([c[0] + 0.28 * np.cos(a0 - s * t), c[1] + 0.28 * np.sin(a0 - s * t)], 1)
-                for c, a0, s in zip(centres, start, sweep)
-            ]
-        )
-        if d != self._labelled_d:  # the labels only change with d: redraw the background then
+        if d != self._labelled_d:  # the labels only change with d: the layer is drawn again
             for label, i in zip(self.labels, pairs):
                 label.set_text(f"pair {i}")
             for label in self.labels[len(pairs) :]:
                 label.set_text("")
             self.pairs_note.set_text(f"{len(pairs)} of the {d // 2} pairs, fastest to slowest")
             self._labelled_d = d
+        self.faces.set_segments([_face(c) for c in centres])
         self.heading.set_text(f"PE({pos}) shifted by k = {k}")
+        with self.panel(self.before, self.target):
+            pe = np.asarray(self.sinusoidal_pe(pos + k + 1, d, base), dtype=np.float64)
+            before = pe[pos].reshape(-1, 2)[pairs]  # (clocks, 2): the (sin, cos) of each pair
+            target = pe[pos + k].reshape(-1, 2)[pairs]
+            self.before.set_segments(
+                [np.stack([c, c + _RADIUS * v]) for c, v in zip(centres, before)]
+            )
+            self.target.set_data(
+                centres[:, 0] + _RADIUS * target[:, 0], centres[:, 1] + _RADIUS * target[:, 1]
+            )
+        with self.panel(self.after, self.arcs, self.err_line, self.err_mark):
+            table, moved, err = self._measure(k, d, base)
+            before = table[pos].reshape(-1, 2)[pairs]
+            after = moved[pos].reshape(-1, 2)[pairs]
+            self.after.set_segments(
+                [np.stack([c, c + _RADIUS * v]) for c, v in zip(centres, after)]
+            )
+            start = np.arctan2(before[:, 1], before[:, 0])
+            sweep = np.mod(start - np.arctan2(after[:, 1], after[:, 0]), 2.0 * np.pi)  # clockwise
+            t = np.linspace(0.0, 1.0, 24)
+            self.arcs.set_segments(
+                [
+                    np.stack(
+                        [c[0] + 0.28 * np.cos(a0 - s * t), c[1] + 0.28 * np.sin(a0 - s * t)], 1
+                    )
+                    for c, a0, s in zip(centres, start, sweep)
+                ]
+            )
+            self.err_line.set_data(np.arange(self.max_len), np.maximum(err, _FLOOR))
+            self.err_mark.set_xdata([pos, pos])
+        with self.panel(self.err_title):
+            # the headline: the learner's shift_error over the same positions pos < max_len
+            worst = self._worst(k, d, base)
+            self.err_title.set_text(f"max error (shift_error) {worst:.1e}")
 
-        self.err_line.set_data(np.arange(self.max_len), np.maximum(err, _FLOOR))
-        self.err_mark.set_xdata([pos, pos])
-        self.err_title.set_text(f"max error (shift_error) {worst:.1e}")
+    def _worst(self, k: int, d: int, base: float) -> float:
+        """The learner's ``shift_error`` (kept while only pos moves)."""
+        key = (k, d, base)
+        if self._worst_key != key:
+            self._worst_key = None
+            self._worst_value = float(self.shift_error(k, d, self.max_len + k, base))
+            self._worst_key = key
+        return self._worst_value
 
 
 def shift_explorer(
@@ -243,27 +255,3 @@ def shift_explorer(
         shift_error=shift_error,
         **defaults,
     )
-
-
-def bench_explorers(ref) -> list[tuple[str, Explorer, dict]]:
-    """The explorers of this module built on the reference module ``ref``, at d = 512.
-
-    Three moves: ``pos`` keeps the background and the measurements (blitted update), ``k``
-    and ``base`` keep the background but measure again, ``d`` relabels the clocks (full
-    redraw).
-    """
-
-    def build() -> ShiftExplorer:
-        return ShiftExplorer(
-            sinusoidal_pe=ref.sinusoidal_pe,
-            shift_matrix=ref.shift_matrix,
-            shift_error=ref.shift_error,
-            d=512,
-            max_len=512,
-        )
-
-    return [
-        ("shift_explorer[pos]", build(), {"pos": 400}),
-        ("shift_explorer[k]", build(), {"k": 7, "pos": 400, "base": 5000.0}),
-        ("shift_explorer[d]", build(), {"d": 256}),
-    ]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from helpers import validate
-from helpers.widgets.base import Explorer, int_slider, interactive, log_slider
+from helpers.widgets.base import Explorer, int_slider, interactive, learner, log_slider
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -54,8 +54,8 @@ class SincosExplorer(Explorer):
         base: float = 10000.0,
         pos: int = 20,
     ):
-        self.sinusoidal_pe = sinusoidal_pe
-        self.wavelengths = wavelengths
+        self.sinusoidal_pe = learner("sinusoidal_pe", sinusoidal_pe)
+        self.wavelengths = learner("wavelengths", wavelengths)
         self.last = {}
         controls = {
             "d": int_slider("d", d, 2, MAX_D, step=2),
@@ -90,7 +90,8 @@ class SincosExplorer(Explorer):
         self.marker = self.ax_map.axhline(0, color="black", lw=1.2)
         self.ax_map.set_xlabel("dimension j")
         for ax in (self.ax_map, self.ax_row):
-            ax.xaxis.set_major_locator(MaxNLocator(nbins=6, integer=True))
+            ax.xaxis.set_major_locator(MaxNLocator(nbins=4, integer=True))
+        self.ax_map.yaxis.set_major_locator(MaxNLocator(nbins=5, integer=True))
         self.ax_map.set_ylabel("position pos")
         self.map_title = self.ax_map.set_title("", fontsize=10, y=1.0)
         fig.colorbar(self.heat, cax=cax)
@@ -143,6 +144,7 @@ class SincosExplorer(Explorer):
                 self.clock_title,
             ],
             slow=[self.heat, self.map_title, *self.hand_labels],
+            moving=[self.ax_map, self.ax_row.xaxis],  # d and max_len set these limits
         )
 
     def slow_key(self) -> tuple:
@@ -154,42 +156,45 @@ class SincosExplorer(Explorer):
         max_len = validate.count(max_len, "max_len")
         base = validate.base(base)
         pos = min(int(validate.positions(pos, "pos")), max_len - 1)
-        pe = np.asarray(self.sinusoidal_pe(max_len, d, base), dtype=np.float64)
-        if pe.shape != (max_len, d):
-            raise ValueError(
-                f"sinusoidal_pe({max_len}, {d}) must have shape {(max_len, d)}, got {pe.shape}"
-            )
-        self.heat.set_data(pe)
-        self.heat.set_extent((-0.5, d - 0.5, max_len - 0.5, -0.5))
-        self.marker.set_ydata([pos, pos])
-        row = pe[pos]
-        self.sin_line.set_data(np.arange(0, d, 2), row[0::2])
-        self.cos_line.set_data(np.arange(1, d, 2), row[1::2])
-        for line in (self.sin_line, self.cos_line):
-            line.set_markersize(3 if d <= 64 else 0)
         if (self.last.get("d"), self.last.get("max_len")) != (d, max_len):
             self.ax_map.set_xlim(-0.5, d - 0.5)
             self.ax_map.set_ylim(max_len - 0.5, -0.5)
             self.ax_row.set_xlim(-0.5, d - 0.5)
         pairs = hand_pairs(d)
-        lam = np.asarray(self.wavelengths(d, base), dtype=np.float64)
-        if lam.shape != (d // 2,):
-            raise ValueError(f"wavelengths({d}) must have shape {(d // 2,)}, got {lam.shape}")
-        for k, (hand, label) in enumerate(zip(self.hands, self.hand_labels)):
-            if k < len(pairs):
-                i = pairs[k]
-                length = HAND_LENGTHS[k]
-                hand.set_data([0, length * row[2 * i]], [0, length * row[2 * i + 1]])
-                label.set_text(f"pair {i}: \u03bb = {lam[i]:,.1f}")
-                hand.set_visible(True)
-                label.set_visible(True)
-            else:
-                hand.set_visible(False)
-                label.set_visible(False)
-        self.map_title.set_text(f"PE: {max_len} x {d}, base {base:,.0f}")
-        self.row_title.set_text(f"row pos = {pos}")
-        self.clock_title.set_text(f"clock at pos = {pos}")
-        self.last = {"d": d, "max_len": max_len, "base": base, "pos": pos, "pe": pe, "pairs": pairs}
+        self.last = {"d": d, "max_len": max_len, "base": base, "pos": pos, "pairs": pairs}
+        pe = None
+        table = [self.heat, self.map_title, self.marker, self.sin_line, self.cos_line]
+        with self.panel(*table, *self.hands, self.row_title, self.clock_title):
+            pe = np.asarray(self.sinusoidal_pe(max_len, d, base), dtype=np.float64)
+            if pe.shape != (max_len, d):
+                raise ValueError(
+                    f"sinusoidal_pe({max_len}, {d}) must have shape {(max_len, d)}, got {pe.shape}"
+                )
+            self.last["pe"] = pe
+            self.heat.set_data(pe)
+            self.heat.set_extent((-0.5, d - 0.5, max_len - 0.5, -0.5))
+            self.marker.set_ydata([pos, pos])
+            row = pe[pos]
+            self.sin_line.set_data(np.arange(0, d, 2), row[0::2])
+            self.cos_line.set_data(np.arange(1, d, 2), row[1::2])
+            for line in (self.sin_line, self.cos_line):
+                line.set_markersize(3 if d <= 64 else 0)
+            for k, hand in enumerate(self.hands):
+                hand.set_visible(k < len(pairs))
+                if k < len(pairs):
+                    i, length = pairs[k], HAND_LENGTHS[k]
+                    hand.set_data([0, length * row[2 * i]], [0, length * row[2 * i + 1]])
+            self.map_title.set_text(f"PE: {max_len} x {d}, base {base:,.0f}")
+            self.row_title.set_text(f"row pos = {pos}")
+            self.clock_title.set_text(f"clock at pos = {pos}")
+        with self.panel(*self.hand_labels):
+            lam = np.asarray(self.wavelengths(d, base), dtype=np.float64)
+            if lam.shape != (d // 2,):
+                raise ValueError(f"wavelengths({d}) must have shape {(d // 2,)}, got {lam.shape}")
+            for k, label in enumerate(self.hand_labels):
+                label.set_visible(k < len(pairs))
+                if k < len(pairs):
+                    label.set_text(f"pair {pairs[k]}: \u03bb = {lam[pairs[k]]:,.1f}")
 
 
 def sincos_explorer(
@@ -204,20 +209,3 @@ def sincos_explorer(
     if not interactive():
         return None
     return SincosExplorer(sinusoidal_pe, wavelengths, **start)
-
-
-def bench_explorers(ref) -> list[tuple[str, Explorer, dict]]:
-    """The explorer at d = 512 and max_len = 512 on the reference maths, and new values.
-
-    Three moves: ``pos`` keeps the background and the table (blitted update), ``base``
-    draws the table again over the same background, ``d`` changes the axes (full redraw).
-    """
-
-    def build() -> SincosExplorer:
-        return SincosExplorer(ref.sinusoidal_pe, ref.wavelengths, d=512, max_len=512, pos=20)
-
-    return [
-        ("sincos_explorer[pos]", build(), {"pos": 300}),
-        ("sincos_explorer[base]", build(), {"base": 100.0}),
-        ("sincos_explorer[d]", build(), {"d": 256}),
-    ]

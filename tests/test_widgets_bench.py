@@ -1,0 +1,80 @@
+"""The benchmark's scaffolding (bench/widget_update.py): it finds every explorer itself.
+
+No widget module carries a hook for the benchmark: the benchmark discovers the ``Explorer``
+subclasses of ``helpers.widgets``, builds each on ``helpers.reference`` at d = 512 (and
+the other largest sizes) and moves every control. These tests replace the per-module
+``bench_explorers`` tests: every explorer is found and built at full size, every move
+changes the picture without an error, and no move draws the whole figure again.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+from pathlib import Path
+
+import pytest
+
+from helpers import widgets
+from helpers.widgets import alibi, decay, norm, offsets, order, rope, rotation, sincos
+from helpers.widgets.base import Explorer
+
+BENCH = Path(__file__).resolve().parents[1] / "bench" / "widget_update.py"
+MODULES = (alibi, decay, norm, offsets, order, rope, rotation, sincos)
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("widget_update", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(autouse=True)
+def interactive_session(monkeypatch):
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+
+
+def test_no_widget_module_carries_bench_scaffolding():
+    for module in MODULES:
+        assert not hasattr(module, "bench_explorers"), f"{module.__name__} has bench_explorers"
+    assert "bench" not in Path(widgets.__file__).read_text()
+
+
+def test_every_explorer_class_is_found(bench):
+    found = {cls for _, cls in bench.explorer_classes()}
+    expected = {
+        cls
+        for module in MODULES
+        for _, cls in inspect.getmembers(module, inspect.isclass)
+        if issubclass(cls, Explorer) and cls is not Explorer and cls.__module__ == module.__name__
+    }
+    assert found == expected and len(found) == len(MODULES), sorted(c.__name__ for c in found)
+
+
+@pytest.mark.parametrize("module", [m.__name__.rsplit(".", 1)[1] for m in MODULES])
+def test_explorers_build_at_full_size_and_every_move_redraws_without_a_full_draw(bench, module):
+    """Built on the reference at d = 512 (rows 512 where the explorer has them); each
+    control's new value changes the picture, reports no error and keeps the background."""
+    (cls,) = [cls for name, cls in bench.explorer_classes() if name == module]
+    explorer = bench.build(cls)
+    assert explorer.message.value == ""
+    values = explorer.values()
+    if "d" in values:
+        assert values["d"] == 512
+    for name in ("max_len", "n", "seq_len"):
+        if name in values:
+            assert values[name] == 512
+    for name, control in explorer.controls.items():
+        start = control.value
+        new = bench.new_value(control)
+        assert new != start, name
+        kind, times, cpu = bench.time_move(explorer, name, new, repeat=2)
+        assert kind in ("blit", "layer"), f"moving {name} draws the whole figure again"
+        assert len(times) == len(cpu) == 2 and all(t > 0 for t in times)
+        before = bytes(explorer.image.value)
+        control.value = new
+        assert explorer.message.value == "", (name, explorer.message.value)
+        assert bytes(explorer.image.value) != before, f"moving {name} left the picture as it was"
+        control.value = start
