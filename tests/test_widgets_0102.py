@@ -46,12 +46,6 @@ def set_values(explorer: Explorer, **values) -> None:
         explorer.controls[name].value = value
 
 
-@pytest.fixture(autouse=True)
-def interactive_session(monkeypatch):
-    """The tests run as a learner would: outside nbgrader."""
-    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
-
-
 # --------------------------------------------------------------------------- 01_order
 
 

@@ -46,12 +46,6 @@ def direct_bound(d: int, max_dist: int, base: float = 10000.0) -> np.ndarray:
     return np.array(out)
 
 
-@pytest.fixture(autouse=True)
-def interactive_session(monkeypatch):
-    """The explorers draw only outside nbgrader: make sure the variable is not inherited."""
-    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
-
-
 def make_norm(**kwargs) -> norm.NormExplorer:
     explorer = norm.norm_explorer(
         sinusoidal_pe=ref.sinusoidal_pe,

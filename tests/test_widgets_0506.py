@@ -20,12 +20,6 @@ from helpers.widgets.base import Explorer
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.fixture(autouse=True)
-def interactive_session(monkeypatch):
-    """The explorers draw only outside nbgrader: make sure the variable is not inherited."""
-    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
-
-
 def png(explorer: Explorer) -> bytes:
     """The explorer's current frame (the Image widget holds a memoryview)."""
     return bytes(explorer.image.value)

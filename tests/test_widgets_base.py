@@ -18,12 +18,6 @@ import helpers.reference as ref
 from helpers.widgets import alibi, base, rope, sincos
 
 
-@pytest.fixture(autouse=True)
-def interactive_session(monkeypatch):
-    """The explorers draw only outside nbgrader: make sure the variable is not inherited."""
-    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
-
-
 def pixels(frame) -> np.ndarray:
     image = Image.open(io.BytesIO(bytes(frame)))
     assert image.format == "PNG" and image.mode == "RGB"
