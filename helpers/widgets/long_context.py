@@ -124,7 +124,12 @@ class LongContextExplorer(Explorer):
 
     def update(self, d: int, base: float, factor: int, train_len: int) -> None:
         L, f = int(train_len), int(factor)
-        plain = np.asarray(self.thetas(d, base), dtype=np.float64)
+        try:
+            plain = np.asarray(self.thetas(d, base), dtype=np.float64)
+        except Exception as exc:  # a learner's recap may be a stub
+            raise ValueError(
+                f"not drawn: thetas ({type(exc).__name__}); every method starts from its rates"
+            ) from exc
         i = np.arange(plain.shape[0])
         slow = np.flatnonzero((L - 1) * plain < 2 * np.pi)
         first = slow[0] if slow.size else plain.shape[0]
