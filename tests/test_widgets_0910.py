@@ -264,3 +264,20 @@ def test_bench_explorers_move_and_redraw(module):
             explorer.controls[name].value = value
         assert explorer.message.value == ""
         assert png(explorer) != image
+
+
+def test_importing_the_explorer_modules_loads_no_matplotlib():
+    """The grading kernel imports these modules with the answer cells' notebook but draws
+    nothing: matplotlib and ipywidgets must wait until an explorer is built."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from helpers.widgets import families, long_context\n"
+        "print(sorted(m for m in ('matplotlib', 'ipywidgets') if m in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert out == ["[]"]
