@@ -213,6 +213,11 @@ def test_kinds_follow_the_spec():
     assert kinds["rope_report"] == "dict"
     assert kinds["write_report"] == "files"
     assert kinds["apply_rope"] == kinds["sinusoidal_pe"] == "array"
+    # 09_families and 10_long_context: yarn_thetas returns (rates, attention_factor)
+    assert kinds["yarn_thetas"] == "tuple"
+    assert kinds["unseen_angle_pairs"] == "int"
+    assert kinds["ntk_base"] == kinds["causal_order_gap"] == "float"
+    assert kinds["t5_bucket"] == kinds["pi_thetas"] == kinds["llama3_thetas"] == "array"
 
 
 def test_every_function_that_takes_arrays_is_checked_for_mutation():
@@ -305,6 +310,43 @@ def test_random_cases_are_fresh_and_in_range():
     assert np.median(np.log10(bases)) == pytest.approx(4.0, abs=0.5)  # log-uniform
     assert min(positions) >= 0 and max(positions) <= 4096 and max(positions) > 3000
     assert 0 < as_list < 40 * 7
+
+
+RATE_FUNCTIONS = ("pi_thetas", "ntk_thetas", "dynamic_ntk_thetas", "yarn_thetas", "llama3_thetas")
+
+
+def test_long_context_random_cases_cover_the_spec_ranges():
+    """COURSE_SPEC.md, 10_long_context: any even d from 4 to 256, base 1e4 .. 1e6, factor
+    1 .. 32, original_max 512 .. 8192."""
+    ds, bases, factors, maxes = set(), [], [], []
+    for seed in range(40):
+        for name in RATE_FUNCTIONS:
+            for case in C.CHECKS[name].random(np.random.default_rng(seed)):
+                d, base, factor = case.args[:3]
+                ds.add(d)
+                bases.append(base)
+                factors.append(factor)
+                if name != "pi_thetas" and name != "ntk_thetas":
+                    maxes.append(case.args[-1])
+    assert all(d % 2 == 0 and 2 <= d <= 256 for d in ds) and len(ds) > 60
+    assert 1e4 <= min(bases) and max(bases) <= 1e6
+    assert 1 <= min(factors) and max(factors) <= 32 and max(factors) > 25
+    assert any(isinstance(f, int) for f in factors) and any(isinstance(f, float) for f in factors)
+    assert 512 <= min(maxes) and max(maxes) <= 8192 and max(maxes) > 7000
+
+
+def test_t5_bucket_random_cases_cover_the_spec_ranges():
+    """COURSE_SPEC.md, 09_families: every rel in [-5000, 5000], any even num_buckets >= 4 and
+    max_distance > num_buckets // 2."""
+    rels, settings = [], set()
+    for seed in range(40):
+        for case in C.CHECKS["t5_bucket"].random(np.random.default_rng(seed)):
+            rels.extend(np.ravel(case.args[0]).tolist())
+            nb, md = case.kwargs["num_buckets"], case.kwargs["max_distance"]
+            assert nb >= 4 and nb % 2 == 0 and md > nb // 2
+            settings.add((nb, md, case.kwargs["bidirectional"]))
+    assert min(rels) >= -5000 and max(rels) <= 5000
+    assert min(rels) < -4000 and max(rels) > 4000 and len(settings) > 100
 
 
 def test_batches_and_edges_are_in_the_fixed_cases():
