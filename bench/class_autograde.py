@@ -1,4 +1,4 @@
-"""A class autograded in parallel: N learners x the 8 notebooks of the course.
+"""A class autograded in parallel: N learners x every notebook of the course (source/).
 
 Submissions are generated from the course itself: each learner's notebooks are the release
 notebooks filled with the source solutions, then broken on purpose in a fixed pattern
@@ -13,7 +13,8 @@ per notebook; the output says so. The sample's grades must equal the parallel ru
 
     .venv/bin/python -m bench.class_autograde [--learners 100] [--jobs 2] [--serial-sample 4]
 
-Target: the class of 100 learners x 8 notebooks in at most 10 minutes.
+Target: the class of 100 learners in at most 10 minutes (set when the course had 8
+notebooks). ``--ids`` narrows the class to some assignments.
 Results also go to artifacts/class_autograde.json.
 """
 

@@ -26,6 +26,8 @@ ASSIGNMENTS = (
     "06_rope",
     "07_alibi",
     "08_offsets",
+    "09_families",
+    "10_long_context",
 )
 
 

@@ -22,7 +22,7 @@ LAYERS = [
     ["helpers", "helpers.validate"],
     ["helpers.teacher", "helpers.teacher.reference", "helpers.plots", "helpers.widgets"],
     ["helpers.reference", "helpers.teacher.codec", "helpers.teacher.exercises"],
-    ["helpers.teacher.calling", "helpers.teacher.checks", "helpers.teacher.mistakes_0910"],
+    ["helpers.teacher.calling", "helpers.teacher.checks"],
     ["helpers.teacher.verdict", "helpers.teacher.notebook", "helpers.teacher.sandbox"],
     ["helpers.teacher.kernel", "helpers.teacher.worker", "helpers.teacher.channel"],
     ["helpers.teacher.isolated", "helpers.grader"],

@@ -5,7 +5,7 @@
 several settings (recorded once by bench/record_transformers.py; no torch needed here).
 The other expected values come from the spec's numbers, double loops and a plain-Python
 Shaw et al. score written here from the paper's formula, never from the code under test.
-Each known mistake of the spec (helpers.mistakes_0910) must differ from the reference.
+Each known mistake of the spec (helpers.teacher.checks.families) must differ from the reference.
 
 transformers takes the log in float32. Where log(r / e) / log(max_distance / e) * (nb - e)
 is an integer in exact arithmetic, float32 and float64 may floor it to neighbouring
@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 
 from helpers import reference as ref
-from helpers.teacher import mistakes_0910 as wrong
+from helpers.teacher.checks import families as wrong
 
 DATA = Path(__file__).parent / "data" / "transformers_rope_t5.json"
 

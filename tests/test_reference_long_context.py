@@ -7,7 +7,7 @@ and its default RoPE return on a sample of d, base, factor, original_max and seq
 computes them in float32, so they agree with the float64 reference to 1e-6 relative;
 llama3's smoothed band is the one place where float32 rounding grows (see
 ``test_rates_equal_transformers``). The spec's unseen-angle counts, the formulas written
-here in plain Python and the known mistakes (helpers.mistakes_0910) complete the checks.
+here in plain Python and the known mistakes (helpers.teacher.checks.long_context) complete the checks.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from helpers import reference as ref
-from helpers.teacher import mistakes_0910 as wrong
+from helpers.teacher.checks import long_context as wrong
 
 DATA = Path(__file__).parent / "data" / "transformers_rope_t5.json"
 RTOL = 1e-6

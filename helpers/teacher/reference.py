@@ -73,6 +73,22 @@ __all__ = [  # noqa: RUF022  (in teaching order, notebook by notebook)
     "spread",
     "rope_report",
     "write_report",
+    # 09_families
+    "learned_lookup",
+    "relative_positions",
+    "t5_bucket",
+    "t5_bias",
+    "shaw_scores",
+    "causal_attention",
+    "causal_order_gap",
+    # 10_long_context
+    "pi_thetas",
+    "ntk_base",
+    "ntk_thetas",
+    "dynamic_ntk_thetas",
+    "yarn_thetas",
+    "llama3_thetas",
+    "unseen_angle_pairs",
 ]
 
 DIM = 64

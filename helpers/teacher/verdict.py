@@ -259,7 +259,8 @@ def judge_case(check, case, want, outcome: Outcome):
             f"{name} should raise ValueError on {label} (bad input needs a clear error: "
             f"{want.message}), but it returned {describe(outcome.value)}."
         )
-        return text, None
+        # a value where an error belongs can still be a known mistake (a wrapped lookup)
+        return text, checks.diagnose(check, case, outcome.value)
     if check.kind == "files":
         if outcome.files is None:
             return f"{name} did not write both files on {label}.", None
