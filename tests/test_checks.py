@@ -440,6 +440,8 @@ def test_every_mistake_fails_a_fixed_case_and_is_named(name, mistake):
             if raises_by_design(case):
                 with pytest.raises(ValueError):
                     C.expected(check, case)  # any answer is wrong: a lookup past the table
+                if np.size(wrong) == 0:
+                    continue  # an empty answer to bad input (seq_len=0) names no mistake
             elif C.agree(check.kind, wrong, C.expected(check, case))[0]:
                 continue
             for form in (wrong, as_json(wrong)):
