@@ -5,6 +5,7 @@ Importing this package has no side effects. Modules, one job each:
 - ``helpers.validate``: argument checks with clear errors
 - ``helpers.plots``: static figures; ``helpers.widgets``: one explorer per notebook
 - ``helpers.grader``: ``grade`` and ``self_check``, as the notebooks call them
+- ``helpers.session``: ``start()``, the first cell: Run All goes on past an unwritten exercise
 - ``helpers.reference``: the reference maths of every graded function, by spec name
   (``from helpers.reference import apply_rope``; the teacher's installation only)
 - ``helpers.cli``: ``python -m helpers ...``
@@ -54,6 +55,14 @@ def versions() -> dict[str, str]:
             out[name] = "not installed"
     out["helpers"] = __version__
     return out
+
+
+def start() -> None:
+    """The first cell of every notebook: print the versions, and let Run All go on past an
+    exercise that is not written yet (``helpers.session``; not while nbgrader runs)."""
+    from helpers import session
+
+    session.start()
 
 
 def print_versions() -> None:

@@ -21,6 +21,7 @@ PACKAGE = REPO / "helpers"
 LAYERS = [
     ["helpers", "helpers.validate"],
     ["helpers.teacher", "helpers.teacher.reference", "helpers.plots", "helpers.widgets"],
+    ["helpers.session"],
     ["helpers.reference", "helpers.teacher.codec", "helpers.teacher.exercises"],
     ["helpers.teacher.calling", "helpers.teacher.checks"],
     ["helpers.teacher.verdict", "helpers.teacher.notebook", "helpers.teacher.sandbox"],
