@@ -25,8 +25,17 @@ c.CourseDirectory.ignore = [
 
 # One cell may run this long in the kernel before it is interrupted.
 c.Execute.timeout = 120
-# A learner who deletes a graded cell still gets it back (scored from the isolated grader).
+# A learner who deletes a graded cell still gets it back (scored from the isolated grader),
+# also when the answer cell before it was deleted too (RestoreCells: nbgrader's own
+# OverwriteCells fails the whole notebook then).
 c.OverwriteCells.add_missing_cells = True
+c.Autograde.sanitize_preprocessors = [
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.DeduplicateIds",
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "helpers.teacher.nbgrader_plugin.RestoreCells",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 

@@ -52,6 +52,12 @@ def course(tmp_path_factory) -> Path:
         "plots_import",
         gc.submission(root, answers=gc.SOLUTIONS, sources={"softmax": plots}),
     )
+    deleted = gc.correct_submission(root)
+    gone = ("answer_turns", "test_turns")
+    deleted.cells = [
+        c for c in deleted.cells if c.metadata.get("nbgrader", {}).get("grade_id") not in gone
+    ]
+    gc.submit(root, "deleted_cells", deleted)
     teaching = gc.edit(gc.correct_submission(root), extra_cells=[("answer_softmax", TEACHING_CELL)])
     gc.submit(root, "teaching", teaching)
     gc.submit(root, "teaching_run", teaching)
@@ -239,3 +245,11 @@ def test_partial_credit_through_nbgrader(course):
 
 def test_an_innocent_import_of_the_course_s_plots_costs_nothing(course):
     _assert_scores(course, "plots_import", set())
+
+
+def test_an_answer_cell_deleted_with_its_test_cell_costs_only_its_function(course):
+    """nbgrader alone fails the whole notebook here (KeyError: 'answer_turns'); the test cell
+    comes back, turns is graded as not defined, and every other function keeps its points."""
+    assert gc.scores(course, "deleted_cells") == _expected_scores({"turns"})
+    (out,) = _outputs(course, "deleted_cells")["test_turns"]
+    assert out.ename == "WrongAnswer" and "turns is not defined" in out.evalue

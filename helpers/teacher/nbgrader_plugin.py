@@ -14,6 +14,8 @@
   grade cell ``test_<function>...`` with the verdict: one stdout line when it passed,
   one ``error`` output with the grader's message when it failed. Nothing the kernel
   printed (warnings on stderr, a silenced traceback, a patched ``helpers``) counts.
+- ``RestoreCells``: nbgrader's ``OverwriteCells`` that puts back a deleted grade cell even
+  when its answer cell was deleted too.
 - ``HideHiddenTests``: for ``generate_feedback``: removes the hidden test blocks from
   the cell sources, so feedback shows the grader's messages but never hidden test code.
 """
@@ -29,7 +31,12 @@ from typing import Any
 from jupyter_client.manager import AsyncKernelManager
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
-from nbgrader.preprocessors import ClearHiddenTests, Execute, NbGraderPreprocessor
+from nbgrader.preprocessors import (
+    ClearHiddenTests,
+    Execute,
+    NbGraderPreprocessor,
+    OverwriteCells,
+)
 from traitlets import Bool, Enum
 
 from helpers.teacher import checks, isolated, sandbox
@@ -39,6 +46,7 @@ __all__ = [
     "NOT_RUN_NOTE",
     "HideHiddenTests",
     "IsolatedGrades",
+    "RestoreCells",
     "SafeExecute",
     "SandboxedExecute",
     "SandboxedKernelManager",
@@ -288,6 +296,39 @@ class IsolatedGrades(NbGraderPreprocessor):
             return f"submitted/{info['student']}/{info['assignment']}/{info['notebook']}.ipynb"
         except (KeyError, TypeError):
             return None
+
+
+class RestoreCells(OverwriteCells):
+    """nbgrader's ``OverwriteCells``, whose missing grade cells come back in any case.
+
+    nbgrader puts a missing grade cell back after the cell before it in the source; when
+    the learner deleted that cell too (an answer cell with its test cell), nbgrader fails
+    the whole notebook (``KeyError: 'answer_attention'``). Here it goes after the nearest
+    earlier source cell that is still there (or first): the function of the deleted answer
+    cell is then graded as not defined, and every other function as usual.
+    """
+
+    def add_missing_grade_cells(self, nb: NotebookNode, resources: Any):
+        source_nb = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
+        source_cells = source_nb.source_cells
+        source_ids = [cell.name for cell in source_cells]
+        solution_ids = {cell.name for cell in source_nb.solution_cells}
+        for grade_cell in source_nb.grade_cells:
+            present = {nbgrader_meta(c).get("grade_id"): i for i, c in enumerate(nb.cells)}
+            if grade_cell.name in present:
+                continue
+            self.log.warning(
+                "Missing grade cell %s encountered, adding to notebook", grade_cell.name
+            )
+            index = source_ids.index(grade_cell.name)
+            cell = self.missing_cell_transform(
+                source_cells[index],
+                grade_cell.max_score,
+                is_solution=grade_cell.name in solution_ids,
+            )
+            earlier = [present[i] for i in source_ids[:index] if i in present]
+            nb.cells.insert(earlier[-1] + 1 if earlier else 0, cell)
+        return nb, resources
 
 
 class HideHiddenTests(ClearHiddenTests):
