@@ -252,20 +252,6 @@ def test_factories_draw_nothing_while_nbgrader_runs(monkeypatch):
     )
 
 
-@pytest.mark.parametrize("module", [families, long_context])
-def test_bench_explorers_move_and_redraw(module):
-    entries = module.bench_explorers(ref)
-    assert entries
-    for label, explorer, new_values in entries:
-        assert isinstance(explorer, Explorer) and label
-        assert set(new_values) <= set(explorer.controls)
-        image = png(explorer)
-        for name, value in new_values.items():
-            explorer.controls[name].value = value
-        assert explorer.message.value == ""
-        assert png(explorer) != image
-
-
 def test_importing_the_explorer_modules_loads_no_matplotlib():
     """The grading kernel imports these modules with the answer cells' notebook but draws
     nothing: matplotlib and ipywidgets must wait until an explorer is built."""

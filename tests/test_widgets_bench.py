@@ -16,10 +16,25 @@ from pathlib import Path
 import pytest
 
 from helpers import widgets
-from helpers.widgets import alibi, decay, norm, offsets, order, rope, rotation, sincos
+from helpers.widgets import (
+    alibi,
+    decay,
+    families,
+    long_context,
+    norm,
+    offsets,
+    order,
+    rope,
+    rotation,
+    sincos,
+)
 from helpers.widgets.base import Explorer
 
-MODULES = (alibi, decay, norm, offsets, order, rope, rotation, sincos)
+MODULES = (alibi, decay, families, long_context, norm, offsets, order, rope, rotation, sincos)
+# Explorers whose every move keeps the background cached (no full redraw) at the largest
+# sizes; 09's and 10's are not there yet (a move of num_buckets or d draws them again,
+# and 10 takes d up to 256, the range its rates are checked on).
+LAYERED = ("alibi", "decay", "norm", "offsets", "order", "rope", "rotation", "sincos")
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +67,9 @@ def test_explorers_build_at_full_size_and_every_move_redraws_without_a_full_draw
     explorer = bench.build(cls)
     assert explorer.message.value == ""
     values = explorer.values()
+    layered = module in LAYERED
     if "d" in values:
-        assert values["d"] == 512
+        assert values["d"] == (512 if layered else explorer.controls["d"].max)
     for name in ("max_len", "n", "seq_len"):
         if name in values:
             assert values[name] == 512
@@ -62,7 +78,9 @@ def test_explorers_build_at_full_size_and_every_move_redraws_without_a_full_draw
         new = bench.new_value(control)
         assert new != start, name
         kind, times, cpu = bench.time_move(explorer, name, new, repeat=2)
-        assert kind in ("blit", "layer"), f"moving {name} draws the whole figure again"
+        assert kind in ("blit", "layer", "full")
+        if layered:
+            assert kind in ("blit", "layer"), f"moving {name} draws the whole figure again"
         assert len(times) == len(cpu) == 2 and all(t > 0 for t in times)
         before = bytes(explorer.image.value)
         control.value = new

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FamiliesExplorer",
-    "bench_explorers",
     "exact_mask",
     "families_explorer",
     "stand_in_bias",
@@ -168,16 +167,3 @@ def families_explorer(
     if not interactive():
         return None
     return FamiliesExplorer(t5_bucket=t5_bucket, t5_bias=t5_bias, **defaults)
-
-
-def bench_explorers(ref) -> list[tuple[str, Explorer, dict]]:
-    """The explorer built on the reference module ``ref``: a move that keeps the axes
-    (``max_distance``) and one that changes them (``num_buckets``)."""
-
-    def build() -> FamiliesExplorer:
-        return FamiliesExplorer(t5_bucket=ref.t5_bucket, t5_bias=ref.t5_bias)
-
-    return [
-        ("families_explorer[max_distance]", build(), {"max_distance": 400}),
-        ("families_explorer[num_buckets]", build(), {"num_buckets": 16}),
-    ]

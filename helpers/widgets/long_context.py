@@ -26,7 +26,7 @@ from helpers.widgets.base import Explorer, int_slider, interactive, log_slider
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["METHODS", "LongContextExplorer", "bench_explorers", "long_context_explorer"]
+__all__ = ["METHODS", "LongContextExplorer", "long_context_explorer"]
 
 # (label, colour) of each method, in the notebook's order
 METHODS = (
@@ -194,25 +194,3 @@ def long_context_explorer(
         unseen_angle_pairs=unseen_angle_pairs,
         **defaults,
     )
-
-
-def bench_explorers(ref) -> list[tuple[str, Explorer, dict]]:
-    """The explorer built on the reference module ``ref`` at d = 256: a move that keeps the
-    axes (``factor``, ``base``) and one that changes them (``d``)."""
-
-    def build(**defaults) -> LongContextExplorer:
-        return LongContextExplorer(
-            thetas=ref.thetas,
-            pi_thetas=ref.pi_thetas,
-            ntk_thetas=ref.ntk_thetas,
-            dynamic_ntk_thetas=ref.dynamic_ntk_thetas,
-            yarn_thetas=ref.yarn_thetas,
-            llama3_thetas=ref.llama3_thetas,
-            unseen_angle_pairs=ref.unseen_angle_pairs,
-            **defaults,
-        )
-
-    return [
-        ("long_context_explorer[factor]", build(d=256), {"factor": 16, "base": 500000.0}),
-        ("long_context_explorer[d]", build(d=256), {"d": 64}),
-    ]
