@@ -1,7 +1,23 @@
-"""Argument checks shared by the reference and the explorers.
+"""Argument checks with clear errors: the course's own, and yours from 02_sincos on.
 
-Every check raises ``ValueError`` that names the argument, the value it got and
-what is allowed, e.g. ``ValueError("d must be a positive even integer, got 7")``.
+Every check returns the value in the form the maths needs, or raises ``ValueError`` that
+names the argument, the value it got and what is allowed, e.g.
+``ValueError("d must be a positive even integer, got 7")``. Once you have written these
+checks by hand (02_sincos, Exercise 1), your answers may call them instead, in the learner
+build too, and the grader still checks that bad input is refused::
+
+    from helpers import validate
+
+    def thetas(d, base=10000.0):
+        d, base = validate.dim(d), validate.base(base)
+        ...
+
+- ``dim(d)``: a positive even integer (not ``True``, not ``4.0``);
+- ``count(n, "max_len")``: an integer >= 1 (``minimum=`` another bound);
+- ``base(b)``: a finite number > 1;
+- ``positions(pos)``: integers >= 0, a scalar or an array (as float64 for the maths);
+- ``matrix(x, "Q", ndim=2)``: a real array as float64 of that many dimensions;
+- ``vector_dim(x, "vec")``: an array whose last axis is a model dimension, and that axis.
 """
 
 from __future__ import annotations

@@ -503,3 +503,16 @@ def test_a_missing_bad_input_check_earns_partial_credit():
     first = result.message.splitlines()[0]
     assert "partly right" in first and "bad input wrong" in first and "0.83 of 1 points" in first
     assert "should raise ValueError" in result.message
+
+
+def test_an_answer_may_call_the_course_s_input_checks():
+    """helpers.validate in an answer cell (as 02_sincos offers): right values, and the bad
+    input it refuses counts as refused."""
+    answer = (
+        "from helpers import validate\n\n\n"
+        "def expected_norm(d):\n"
+        '    """sqrt(d / 2)."""\n'
+        "    return math.sqrt(validate.dim(d) / 2)\n"
+    )
+    report = isolated.check_notebook(_real_notebook("03_norm", answer_expected_norm=answer))
+    assert report["expected_norm"].passed, report["expected_norm"].message
