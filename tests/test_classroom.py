@@ -126,8 +126,8 @@ def test_full_cycle_fixture(tmp_path):
 def _real_course_ready() -> str:
     if not kit.real_ids([REAL_ID]):
         return f"source/{REAL_ID} and notebooks/{REAL_ID} do not exist yet"
-    if not (kit.REPO / "helpers" / "nbgrader_plugin.py").exists():
-        return "helpers/nbgrader_plugin.py does not exist yet"
+    if not (kit.REPO / "helpers" / "teacher" / "nbgrader_plugin.py").exists():
+        return "helpers/teacher/nbgrader_plugin.py does not exist yet"
     return ""
 
 
