@@ -22,7 +22,7 @@ EXCHANGE_FLAG = $(if $(EXCHANGE),--exchange $(EXCHANGE),)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade --quiet pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,cluster]'
 	touch $(STAMP)
 
 setup: $(STAMP)
