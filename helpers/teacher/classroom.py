@@ -493,7 +493,13 @@ def _last_error(text: str) -> str:
 
 
 # Transient database errors that a new attempt of the same grading gets past.
-TRANSIENT = (LOCKED, "could not serialize access", "deadlock detected", "UniqueViolation")
+TRANSIENT = (
+    LOCKED,
+    "could not serialize access",
+    "deadlock detected",
+    "UniqueViolation",
+    "UNIQUE constraint failed",
+)
 
 
 def _worker_grade(student: str, assignment: str) -> dict:
@@ -670,6 +676,7 @@ def autograde(
             task.error = "no submission"
         else:
             runnable.append(task)
+    _add_students(course, url, {t.student for t in runnable})
     bar = Progress(len({t.student for t in runnable}), len(runnable), stream, progress)
     if scheduler:
         from helpers.teacher import cluster
@@ -696,6 +703,17 @@ def autograde(
     )
     report.write_csv(course / REPORT_NAME)
     return report
+
+
+def _add_students(course: Path, url: str, students: Iterable[str]) -> None:
+    """Put the learners in the gradebook before the workers start: two workers grading one
+    learner's assignments at once would both create the learner (a UNIQUE violation)."""
+    from nbgrader.api import Gradebook
+
+    _venv_on_path()
+    with Gradebook(url, course_id(course)) as gb:
+        for student in sorted(students):
+            gb.update_or_create_student(student)
 
 
 def _run_pool(course: Path, url: str, tasks: list[Task], jobs: int, tally: Tally) -> None:
