@@ -10,7 +10,7 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 IDS := 01_order 02_sincos 03_norm 04_decay 05_rotation 06_rope 07_alibi 08_offsets
 
 .PHONY: setup lab test test-fast system-deps doctor notebooks lint bench clean \
-	release collect autograde feedback grades learner-build
+	release collect autograde feedback grades learner-build demo
 
 # The teacher's cycle (helpers.classroom). EXCHANGE defaults to $PE_COURSE_EXCHANGE;
 # IDS_ARG narrows to some assignments (make release IDS_ARG=01_order); JOBS to the cores.
@@ -69,8 +69,13 @@ feedback: setup
 grades: setup
 	$(BIN)/python -m helpers grades --out grades.csv
 
+# A sample class (correct, blank, each known mistake, cheating) through the whole cycle in
+# demo/course: autograded/, feedback/ and grades.csv are left there to open.
+demo: setup
+	$(BIN)/python -m tests.demo --out demo
+
 learner-build: setup
 	$(BIN)/python -m helpers learner-build --out dist
 
 clean:
-	rm -rf autograded submitted feedback gradebook.db grades.csv artifacts .pytest_cache
+	rm -rf autograded submitted feedback gradebook.db grades.csv artifacts .pytest_cache demo

@@ -319,3 +319,47 @@ def test_a_worker_killed_mid_run_loses_nothing(local_class, tmp_path):
     assert _all_outputs(course) == outputs
     n = len(LOST)
     assert f"{n}/{n} learners  {n}/{n} notebooks" in err.getvalue()
+
+
+def test_bad_scheduler_and_db_are_refused(tmp_path):
+    from helpers.teacher import cluster
+
+    with pytest.raises(ValueError, match="local:N with N >= 1"):
+        cluster.client_for("local:0")
+    with pytest.raises(ValueError, match="scheduler must be a Dask scheduler address"):
+        cluster.client_for("nowhere")
+    with pytest.raises(ValueError, match="SQLAlchemy URL"):
+        classroom.db_url(tmp_path, "gradebook.db")
+    assert classroom.db_url(tmp_path, "postgresql://u@h/db") == "postgresql://u@h/db"
+
+
+# --------------------------------------------------------------------------- make demo
+
+
+@pytest.mark.slow
+def test_demo_builds_a_class_to_open(tmp_path, capsys):
+    """`make demo`'s class: scores from the fixture's points, every page and file there."""
+    from tests import demo
+
+    assert demo.main(["--out", str(tmp_path / "demo"), "--jobs", "2"]) == 0
+    course = tmp_path / "demo" / "course"
+    with open(course / "grades.csv", newline="", encoding="utf-8") as fh:
+        rows = {r["student_id"]: r for r in csv.DictReader(fh)}
+    fx = {s: float(r[A]) for s, r in rows.items()}
+    full = float(gc.TOTAL_POINTS)
+    want = {"correct": full, "blank": 0.0}
+    for i, (fn, _, _) in enumerate(gc.MISTAKES, start=1):
+        want[f"mistake{i:02d}"] = expected_total({fn})
+    want["cheater"] = expected_total({"turns"})  # patches numpy and returns zeros for turns
+    want["cheater2"] = expected_total({"apply_rope"})  # an object equal to anything
+    assert fx == want
+    assert float(rows["correct"]["total"]) == float(rows["correct"]["max_total"])
+    assert float(rows["blank"]["total"]) == 0.0
+    for student in rows:
+        for assignment in (A, demo.REAL):
+            assert (course / "autograded" / student / assignment / f"{assignment}.ipynb").exists()
+            assert (course / "feedback" / student / assignment / f"{assignment}.html").exists()
+    page = (course / "feedback" / "mistake02" / A / f"{A}.html").read_text(encoding="utf-8")
+    assert gc.MISTAKES[1][1] in page  # the known mistake is named
+    out = capsys.readouterr().out
+    assert "demo class ready in" in out and str(course / "grades.csv") in out
