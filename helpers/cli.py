@@ -1,7 +1,7 @@
 """Command line of the course: ``python -m helpers <command>``.
 
-Commands: ``doctor`` (environment check), ``system-deps`` (Debian packages for the browser
-and sandbox tests), and, in the teacher's installation, ``generate`` (learner notebooks
+Commands: ``doctor`` (environment check), ``system-deps`` (Debian packages for the browser,
+sandbox and PostgreSQL tests), and, in the teacher's installation, ``generate`` (learner notebooks
 from source), ``check`` (grade one saved notebook like autograde would) and the classroom's
 ``release``, ``collect``, ``autograde``, ``feedback``, ``grades`` and ``learner-build``
 (``helpers.teacher.classroom``).
