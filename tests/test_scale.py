@@ -249,6 +249,7 @@ def test_dask_cluster_with_a_postgresql_gradebook_equals_a_local_run(
     """`autograde --scheduler local:2 --db postgresql://...`, then feedback and grades from
     that gradebook: the same autograded verdicts, feedback pages and grades as the local
     process pool with sqlite."""
+    pytest.importorskip("distributed", reason="Dask is the cluster extra: make setup")
     local, first, _, outputs, _ = local_class
     course = _copy_class(local, tmp_path / "course")
     url = postgres.new_database("scale_dask")
@@ -278,6 +279,7 @@ def test_dask_cluster_with_a_postgresql_gradebook_equals_a_local_run(
 def test_a_worker_killed_mid_run_loses_nothing(local_class, tmp_path):
     """One of two Dask workers is killed while grading: its tasks go to the other (or to the
     worker the nanny restarts), every grade is right and the bar counts every notebook."""
+    pytest.importorskip("distributed", reason="Dask is the cluster extra: make setup")
     from distributed import Client, LocalCluster
 
     local, _, _, outputs, _ = local_class
