@@ -10,24 +10,28 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 IDS := 01_order 02_sincos 03_norm 04_decay 05_rotation 06_rope 07_alibi 08_offsets 09_families 10_long_context
 
 .PHONY: setup lab test test-fast system-deps doctor notebooks lint bench clean \
-	release collect autograde feedback grades learner-build
+	release collect autograde feedback grades learner-build demo
 
 # The teacher's cycle (helpers.classroom). EXCHANGE defaults to $PE_COURSE_EXCHANGE;
-# IDS_ARG narrows to some assignments (make release IDS_ARG=01_order); JOBS to the cores.
+# IDS_ARG narrows to some assignments (make release IDS_ARG=01_order); JOBS to the cores;
+# DB is the gradebook's URL (default: gradebook.db); SCHEDULER a Dask scheduler or local:N.
 EXCHANGE ?= $(PE_COURSE_EXCHANGE)
 IDS_ARG ?=
 JOBS ?=
+DB ?=
+SCHEDULER ?=
 EXCHANGE_FLAG = $(if $(EXCHANGE),--exchange $(EXCHANGE),)
+DB_FLAG = $(if $(DB),--db $(DB),)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade --quiet pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,cluster]'
 	touch $(STAMP)
 
 setup: $(STAMP)
 
-# Browser and sandbox packages for the classroom tests (Debian; needs root, else skipped).
+# Browser, sandbox and PostgreSQL packages for the classroom tests (Debian; root, else skipped).
 system-deps:
 	@$(BIN)/python -m helpers system-deps || true
 
@@ -55,22 +59,28 @@ bench: setup
 	for m in widget_update grading_overhead class_autograde; do $(BIN)/python -m bench.$$m || exit 1; done
 
 release: setup
-	$(BIN)/python -m helpers release $(IDS_ARG) $(EXCHANGE_FLAG)
+	$(BIN)/python -m helpers release $(IDS_ARG) $(EXCHANGE_FLAG) $(DB_FLAG)
 
 collect: setup
-	$(BIN)/python -m helpers collect $(IDS_ARG) $(EXCHANGE_FLAG)
+	$(BIN)/python -m helpers collect $(IDS_ARG) $(EXCHANGE_FLAG) $(DB_FLAG)
 
 autograde: setup
-	$(BIN)/python -m helpers autograde $(IDS_ARG) $(if $(JOBS),--jobs $(JOBS),)
+	$(BIN)/python -m helpers autograde $(IDS_ARG) $(if $(JOBS),--jobs $(JOBS),) $(DB_FLAG) \
+		$(if $(SCHEDULER),--scheduler $(SCHEDULER),)
 
 feedback: setup
-	$(BIN)/python -m helpers feedback $(IDS_ARG) $(EXCHANGE_FLAG)
+	$(BIN)/python -m helpers feedback $(IDS_ARG) $(EXCHANGE_FLAG) $(DB_FLAG)
 
 grades: setup
-	$(BIN)/python -m helpers grades --out grades.csv
+	$(BIN)/python -m helpers grades --out grades.csv $(DB_FLAG)
+
+# A sample class (correct, blank, each known mistake, cheating) through the whole cycle in
+# demo/course: autograded/, feedback/ and grades.csv are left there to open.
+demo: setup
+	$(BIN)/python -m tests.demo --out demo
 
 learner-build: setup
 	$(BIN)/python -m helpers learner-build --out dist
 
 clean:
-	rm -rf autograded submitted feedback gradebook.db grades.csv artifacts .pytest_cache
+	rm -rf autograded submitted feedback gradebook.db grades.csv artifacts .pytest_cache demo

@@ -1,9 +1,12 @@
 """nbgrader configuration of the course: the repository is the course root.
 
-Grading runs outside the learner's kernel: `SafeExecute` runs the notebook (a dead or
-hanging kernel loses nothing else), then `IsolatedGrades` replaces the output of every
-grade cell with the verdict of `helpers.teacher.isolated`, which imports the learner's
-answer cells in a separate, limited process and compares with `helpers.reference`.
+Grading runs outside the learner's kernel: `IsolatedGrades` writes the verdict of every
+grade cell, from `helpers.teacher.isolated`, which imports the learner's answer cells in a
+separate, limited process and compares with `helpers.reference`. No grade comes from a
+kernel, so none is started: `SafeExecute` only marks the cells (`run_kernel = False`).
+The random cases of a (learner, assignment) come from a seed derived from the course id,
+the learner, the assignment and the teacher-only secret `.grading_secret`
+(`helpers.teacher.seeds`): a regrade gives the same grades.
 """
 
 import os
@@ -44,8 +47,11 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 # SandboxedSafeExecute is the course's SafeExecute with a sandboxed kernel manager
 # (nbgrader's Execute passes kernel_manager_class as a keyword, so config cannot set it).
 # Without bubblewrap grading warns loudly; PE_COURSE_SANDBOX=require makes it refuse.
-# The kernel runs the read-only, answer and test cells; teaching cells count for nothing
-# and are not run (c.SafeExecute.run_teaching_cells = True runs them too).
+# No kernel is started: every grade comes from IsolatedGrades, so SafeExecute only marks
+# each code cell as not run (c.SafeExecute.run_kernel = True runs the read-only, answer and
+# test cells in the sandboxed kernel again, and run_teaching_cells = True the rest too;
+# their outputs are then kept, the grades are the same).
+c.SafeExecute.run_kernel = False
 c.Autograde.autograde_preprocessors = [
     "helpers.teacher.nbgrader_plugin.SandboxedSafeExecute",
     "nbgrader.preprocessors.IgnorePattern",

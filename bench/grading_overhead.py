@@ -3,10 +3,10 @@ against plain nbgrader, on the same notebook and the same submissions.
 
 Temporary courses hold the fixture notebook of tests/fixtures/grading_course.py:
 
-- ``course``: the repository's nbgrader_config.py (the kernel in the bubblewrap sandbox,
-  IsolatedGrades, ...), hidden tests ``grade("<function>")``;
-- ``unsandboxed``: the same with nbgrader's kernel outside the sandbox (the cost of the
-  isolated grader alone);
+- ``course``: the repository's nbgrader_config.py (no kernel, IsolatedGrades, ...),
+  hidden tests ``grade("<function>")``;
+- ``unsandboxed``: the same with SafeExecute outside the sandbox (it starts no kernel
+  either since the course's run_kernel = False: the two should agree);
 - ``plain``: nbgrader's default autograde preprocessors, hidden tests written as plain
   asserts against ``helpers.reference`` inside the learner's kernel.
 
@@ -50,14 +50,14 @@ def _autograde_seconds(gc, root: Path) -> float:
 
 VARIANTS = {
     "plain": "plain nbgrader (asserts in the kernel)",
-    "course": "course (sandboxed kernel + isolated grades)",
+    "course": "course (isolated grades, no kernel)",
     "unsandboxed": "course without the kernel sandbox",
 }
 # The course's configuration with nbgrader's kernel outside the sandbox: the cost of the
 # isolated grader alone, apart from the classroom's kernel sandbox.
 UNSANDBOXED = """
 c.Autograde.autograde_preprocessors = [
-    "helpers.nbgrader_plugin.SafeExecute" if p.endswith("SafeExecute") else p
+    "helpers.teacher.nbgrader_plugin.SafeExecute" if p.endswith("SafeExecute") else p
     for p in c.Autograde.autograde_preprocessors
 ]
 """

@@ -1,7 +1,7 @@
 """Command line of the course: ``python -m helpers <command>``.
 
-Commands: ``doctor`` (environment check), ``system-deps`` (Debian packages for the browser
-and sandbox tests), and, in the teacher's installation, ``generate`` (learner notebooks
+Commands: ``doctor`` (environment check), ``system-deps`` (Debian packages for the browser,
+sandbox and PostgreSQL tests), and, in the teacher's installation, ``generate`` (learner notebooks
 from source), ``check`` (grade one saved notebook like autograde would) and the classroom's
 ``release``, ``collect``, ``autograde``, ``feedback``, ``grades`` and ``learner-build``
 (``helpers.teacher.classroom``).
@@ -138,13 +138,23 @@ def generate(ids: list[str], root: Path = ROOT) -> int:
 # --------------------------------------------------------------------------- system-deps
 
 
+def _postgres_installed() -> bool:
+    """PostgreSQL's server programs (Debian keeps them in /usr/lib/postgresql/<version>/bin)."""
+    import glob
+
+    return bool(glob.glob("/usr/lib/postgresql/*/bin/initdb")) or shutil.which("initdb") is not None
+
+
 def system_deps() -> int:
-    """Install Chromium and bubblewrap from Debian when missing (root only; else explain)."""
+    """Install Chromium, bubblewrap and PostgreSQL from Debian when missing (root only; else
+    explain). PostgreSQL serves the tests of a PostgreSQL gradebook (``--db``)."""
     missing = [
         pkg
         for pkg, tool in (("chromium", "chromium"), ("bubblewrap", "bwrap"))
         if shutil.which(tool) is None
     ]
+    if not _postgres_installed():
+        missing.append("postgresql")
     if not missing:
         return 0
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
@@ -207,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("doctor", help="check the environment")
-    sub.add_parser("system-deps", help="install chromium and bubblewrap (Debian, root)")
+    sub.add_parser("system-deps", help="install chromium, bubblewrap and postgresql (Debian, root)")
     setup = sub.add_parser(
         "learner-setup", help="a learner's nbgrader config: the course id and the exchange"
     )

@@ -30,3 +30,132 @@ def learner_session(monkeypatch):
 def repo() -> Path:
     """The repository: the course root."""
     return REPO
+
+
+# --------------------------------------------------------------------------- PostgreSQL
+
+PG_HINT = (
+    "PostgreSQL is not installed: `make system-deps` (as root on Debian) installs the "
+    "postgresql package"
+)
+
+
+def postgres_bin() -> Path | None:
+    """The folder of ``initdb`` and ``pg_ctl``: Debian's newest, else the ones on PATH."""
+    import glob
+    import shutil
+
+    for folder in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True):
+        if (Path(folder) / "initdb").exists() and (Path(folder) / "pg_ctl").exists():
+            return Path(folder)
+    found = shutil.which("initdb")
+    return Path(found).resolve().parent if found else None
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Postgres:
+    """A PostgreSQL server of this test session, on 127.0.0.1, in a temporary folder."""
+
+    def __init__(self, bindir: Path):
+        import os
+        import pwd
+        import tempfile
+
+        self.bindir = bindir
+        self.data = Path(tempfile.mkdtemp(prefix="pe-pg-"))
+        self.port = _free_port()
+        self.user = None
+        if os.geteuid() == 0:  # initdb refuses root: run the server as Debian's postgres user
+            try:
+                entry = pwd.getpwnam("postgres")
+            except KeyError:
+                pytest.skip("running as root and there is no 'postgres' user to run the server")
+            os.chown(self.data, entry.pw_uid, entry.pw_gid)
+            self.user = "postgres"
+        self.run(
+            [
+                "initdb",
+                "-D",
+                str(self.data / "db"),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+            ]
+        )
+        opts = f"-h 127.0.0.1 -p {self.port} -k {self.data} -c fsync=off -c max_connections=200"
+        self.run(
+            [
+                "pg_ctl",
+                "-D",
+                str(self.data / "db"),
+                "-l",
+                str(self.data / "log"),
+                "-w",
+                "-o",
+                opts,
+                "start",
+            ]
+        )
+
+    def run(self, cmd: list[str]) -> None:
+        import subprocess
+
+        proc = subprocess.run(
+            [str(self.bindir / cmd[0]), *cmd[1:]],
+            user=self.user,
+            cwd=self.data,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stdout}{proc.stderr}")
+
+    def url(self, name: str = "postgres") -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
+
+    def new_database(self, name: str) -> str:
+        """An empty database ``name`` (dropped first if it exists); its SQLAlchemy URL."""
+        import psycopg
+
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return self.url(name)
+
+    def stop(self) -> None:
+        import shutil
+
+        try:
+            self.run(["pg_ctl", "-D", str(self.data / "db"), "-m", "immediate", "-w", "stop"])
+        finally:
+            shutil.rmtree(self.data, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A PostgreSQL server from Debian's packages (initdb, pg_ctl, a free port on 127.0.0.1),
+    started for the session and stopped afterwards; skipped where it is not installed."""
+    bindir = postgres_bin()
+    if bindir is None:
+        pytest.skip(PG_HINT)
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        pytest.skip("psycopg is not installed: `make setup` installs the cluster extra")
+    server = Postgres(bindir)
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -23,12 +23,13 @@ LAYERS = [
     ["helpers.teacher", "helpers.teacher.reference", "helpers.plots", "helpers.widgets"],
     ["helpers.session"],
     ["helpers.reference", "helpers.teacher.codec", "helpers.teacher.exercises"],
+    ["helpers.teacher.seeds"],
     ["helpers.teacher.calling", "helpers.teacher.checks"],
     ["helpers.teacher.verdict", "helpers.teacher.notebook", "helpers.teacher.sandbox"],
     ["helpers.teacher.kernel", "helpers.teacher.worker", "helpers.teacher.channel"],
     ["helpers.teacher.isolated", "helpers.grader"],
     ["helpers.teacher.nbgrader_plugin", "helpers.teacher.learner_build"],
-    ["helpers.teacher.classroom"],
+    ["helpers.teacher.classroom", "helpers.teacher.cluster"],
     ["helpers.cli", "helpers.__main__"],
 ]
 

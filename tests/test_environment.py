@@ -90,11 +90,10 @@ def env() -> dict:
 
 @pytest.fixture(scope="module")
 def pip_specs(pyproject) -> dict[str, str]:
-    """The runtime dependencies and the ``dev`` extra (environment.yml has both)."""
+    """The runtime dependencies and every extra (environment.yml has them all)."""
     project = pyproject["project"]
-    reqs = [
-        Requirement(r) for r in project["dependencies"] + project["optional-dependencies"]["dev"]
-    ]
+    extras = [r for reqs in project["optional-dependencies"].values() for r in reqs]
+    reqs = [Requirement(r) for r in project["dependencies"] + extras]
     return {normalise(r.name): str(r.specifier) for r in reqs}
 
 

@@ -165,20 +165,54 @@ def test_tamper_attempts_gain_nothing(course, name):
         assert words in _output_text(_outputs(course, student)[f"test_{fn}"])
 
 
+def _with_kernel(root: Path, student: str, *flags: str) -> None:
+    """Autograde one learner again with the kernel on (``SafeExecute.run_kernel``)."""
+    gc.nbgrader(
+        root,
+        "autograde",
+        gc.ASSIGNMENT,
+        f"--student={student}",
+        "--force",
+        "--log-level=WARN",
+        "--SafeExecute.run_kernel=True",
+        *flags,
+    )
+
+
+def test_no_kernel_runs_and_the_cells_say_so(course):
+    """The course starts no kernel: answer cells carry the grader's note, not a kernel's
+    output; the os._exit and endless-loop answers lose only their own functions."""
+    from helpers.teacher.nbgrader_plugin import GRADER_NOTE
+
+    for student in ("tamper_os_exit", "tamper_endless_loop", "correct1"):
+        outputs = _outputs(course, student)
+        for gid in ("imports", "answer_softmax", "answer_apply_rope", "answer_rope_score"):
+            assert [o.get("text", "").strip() for o in outputs[gid]] == [GRADER_NOTE], gid
+        assert not any(o.get("ename") == "CellNotRun" for outs in outputs.values() for o in outs)
+
+
 def test_a_dead_kernel_leaves_the_rest_unrun_but_graded(course):
+    """With the kernel on (run_kernel = True), a kernel that dies stops the cells after it;
+    the grades are those of the run without a kernel."""
+    before = gc.scores(course, "tamper_os_exit")
+    _with_kernel(course, "tamper_os_exit")
     outputs = _outputs(course, "tamper_os_exit")
     notes = [o for o in outputs["answer_rope_score"] if o.get("ename") == "CellNotRun"]
     assert notes and "stopped the kernel" in notes[0].evalue
     assert outputs["test_alibi_bias"][0].output_type == "stream"
+    assert gc.scores(course, "tamper_os_exit") == before
 
 
 def test_a_hanging_kernel_is_interrupted_and_grading_goes_on(course):
+    before = gc.scores(course, "tamper_endless_loop")
+    _with_kernel(course, "tamper_endless_loop")
     outputs = _outputs(course, "tamper_endless_loop")
     hung = [o for cell in outputs.values() for o in cell if o.get("ename") == "CellTimeoutError"]
     assert len(hung) == 1
     notes = [o for o in outputs["answer_apply_rope"] if o.get("ename") == "CellNotRun"]
     assert notes and "timed out" in notes[0].evalue
     assert outputs["test_apply_rope"][0].output_type == "stream"
+    assert gc.scores(course, "tamper_endless_loop") == before
 
 
 def test_feedback_never_shows_hidden_tests(course):
@@ -199,27 +233,18 @@ def _teaching_cell(root: Path, student: str):
 
 
 def test_teaching_cells_are_not_run_while_grading(course):
-    """The kernel runs what the grader grades (read-only, answer and test cells); a cell
-    without an nbgrader role gets a note instead of running. The grades do not change."""
+    """A cell without an nbgrader role gets a note instead of running (no kernel runs at
+    all by default). The grades do not change."""
     from helpers.teacher.nbgrader_plugin import NOT_RUN_NOTE
 
     _assert_scores(course, "teaching", set())
     cell, marker = _teaching_cell(course, "teaching")
     assert [o.get("text", "").strip() for o in cell.outputs] == [NOT_RUN_NOTE]
     assert not marker.exists()
-    # the answer cells around it did run in the kernel
     assert _outputs(course, "teaching")["test_softmax"][0].output_type == "stream"
 
-    # run_teaching_cells = True runs it (the same submission under another name)
-    gc.nbgrader(
-        course,
-        "autograde",
-        gc.ASSIGNMENT,
-        "--student=teaching_run",
-        "--force",
-        "--log-level=WARN",
-        "--SafeExecute.run_teaching_cells=True",
-    )
+    # with the kernel on, run_teaching_cells = True runs it (the same submission, renamed)
+    _with_kernel(course, "teaching_run", "--SafeExecute.run_teaching_cells=True")
     _assert_scores(course, "teaching_run", set())
     cell, marker = _teaching_cell(course, "teaching_run")
     assert [o.get("text", "") for o in cell.outputs] == ["the teaching cell ran\n"]

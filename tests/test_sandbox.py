@@ -228,8 +228,13 @@ def _attacker(course: Path, assignment: str) -> Path:
 
 def _attack_course(tmp_path: Path) -> tuple[Path, str]:
     ids = kit.real_ids(["01_order"])
-    if ids and (kit.REPO / "helpers" / "nbgrader_plugin.py").exists():
-        return kit.course_with(tmp_path, ids), ids[0]
+    if ids and (kit.REPO / "helpers" / "teacher" / "nbgrader_plugin.py").exists():
+        course = kit.course_with(tmp_path, ids)
+        # The course starts no kernel while grading; the attack must meet the kernel's
+        # sandbox as well as the worker's, so this course runs it.
+        with open(course / "nbgrader_config.py", "a", encoding="utf-8") as fh:
+            fh.write("\nc.SafeExecute.run_kernel = True\n")
+        return course, ids[0]
     return kit.fixture_course(tmp_path), "ex1"
 
 

@@ -34,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -72,9 +73,18 @@ def exchange_root(exchange: str | os.PathLike | None = None) -> Path:
     return Path(value).resolve()
 
 
-def db_url(course: Path) -> str:
-    """The course gradebook with a long sqlite busy timeout (several writers at once)."""
+def db_url(course: Path, db: str | None = None) -> str:
+    """The gradebook's SQLAlchemy URL: ``db`` when given (``postgresql://user@host/name``),
+    else ``gradebook.db`` in the course with a long sqlite busy timeout (several writers)."""
+    if db:
+        if "://" not in db:
+            raise ValueError(f"db must be an SQLAlchemy URL such as postgresql://..., got {db!r}")
+        return db
     return f"sqlite:///{course / 'gradebook.db'}?timeout={DB_TIMEOUT_S}"
+
+
+def _is_sqlite(url: str) -> bool:
+    return url.startswith("sqlite")
 
 
 def course_id(course: Path) -> str:
@@ -135,20 +145,34 @@ def nbgrader(
     return proc
 
 
-def registered(course: Path) -> set[str]:
+def registered(course: Path, db: str | None = None) -> set[str]:
     """Assignments whose cells are in the course gradebook."""
-    if not (course / "gradebook.db").exists():
+    if not db and not (course / "gradebook.db").exists():
         return set()
     from nbgrader.api import Gradebook
 
-    with Gradebook(db_url(course), course_id(course)) as gb:
+    _venv_on_path()
+    with Gradebook(db_url(course, db), course_id(course)) as gb:
         return {a.name for a in gb.assignments if a.notebooks}
 
 
-def register(course: Path, ids: Iterable[str]) -> list[str]:
-    """Put the assignments' cells in ``gradebook.db`` (generate_assignment into a scratch
+def _wal(course: Path, db: str | None) -> None:
+    """Put the sqlite gradebook in write-ahead-log mode (kept in the file): readers no longer
+    block the writer, and a commit costs one sync instead of several."""
+    url = db_url(course, db)
+    if not _is_sqlite(url) or not (course / "gradebook.db").exists():
+        return
+    import sqlite3
+
+    with sqlite3.connect(course / "gradebook.db", timeout=DB_TIMEOUT_S) as conn:
+        conn.execute("PRAGMA journal_mode=WAL")
+    conn.close()
+
+
+def register(course: Path, ids: Iterable[str], db: str | None = None) -> list[str]:
+    """Put the assignments' cells in the gradebook (generate_assignment into a scratch
     folder: ``notebooks/`` is left alone). Returns the ids that were added."""
-    todo = [i for i in ids if i not in registered(course)]
+    todo = [i for i in ids if i not in registered(course, db)]
     if not todo:
         return []
     from nbgrader.apps import NbGraderAPI
@@ -156,7 +180,7 @@ def register(course: Path, ids: Iterable[str]) -> list[str]:
 
     _venv_on_path()
     cfg = _load_config(course)
-    cfg.CourseDirectory.db_url = db_url(course)
+    cfg.CourseDirectory.db_url = db_url(course, db)
     here = os.getcwd()
     with tempfile.TemporaryDirectory() as scratch:
         cfg.CourseDirectory.release_directory = scratch
@@ -178,32 +202,42 @@ def register(course: Path, ids: Iterable[str]) -> list[str]:
 # --------------------------------------------------------------------------- steps
 
 
-def release(course: Path, ids: Iterable[str], exchange: Path) -> None:
+def _db_args(db: str | None) -> list[str]:
+    return [f"--db={db}"] if db else []
+
+
+def release(course: Path, ids: Iterable[str], exchange: Path, db: str | None = None) -> None:
     """Register the assignments and release ``notebooks/<id>`` to the exchange."""
     ids = assignment_ids(course, ids)
-    register(course, ids)
+    register(course, ids, db)
     exchange.mkdir(parents=True, exist_ok=True)
     for assignment in ids:
-        nbgrader(["release_assignment", assignment, "--force"], cwd=course, exchange=exchange)
+        nbgrader(
+            ["release_assignment", assignment, "--force", *_db_args(db)],
+            cwd=course,
+            exchange=exchange,
+        )
         print(f"released {assignment} to {exchange}")
 
 
-def collect(course: Path, ids: Iterable[str], exchange: Path) -> None:
+def collect(course: Path, ids: Iterable[str], exchange: Path, db: str | None = None) -> None:
     """Copy the newest submission of every learner from the exchange to ``submitted/``."""
     for assignment in assignment_ids(course, ids):
-        nbgrader(["collect", assignment, "--update"], cwd=course, exchange=exchange)
+        nbgrader(["collect", assignment, "--update", *_db_args(db)], cwd=course, exchange=exchange)
         print(f"collected {assignment}")
 
 
-def feedback(course: Path, ids: Iterable[str], exchange: Path | None) -> None:
+def feedback(
+    course: Path, ids: Iterable[str], exchange: Path | None, db: str | None = None
+) -> None:
     """Generate the feedback of every autograded notebook and release it to the exchange."""
     for assignment in assignment_ids(course, ids):
         if not any((course / "autograded").glob(f"*/{assignment}")):
             print(f"nothing autograded for {assignment}: no feedback")
             continue
-        nbgrader(["generate_feedback", assignment, "--force"], cwd=course)
+        nbgrader(["generate_feedback", assignment, "--force", *_db_args(db)], cwd=course)
         if exchange is not None:
-            nbgrader(["release_feedback", assignment], cwd=course, exchange=exchange)
+            nbgrader(["release_feedback", assignment, *_db_args(db)], cwd=course, exchange=exchange)
         print(f"feedback of {assignment} generated{' and released' if exchange else ''}")
 
 
@@ -266,11 +300,18 @@ class Task:
     attempts: int = 0
     problems: list[str] = field(default_factory=list)
     error: str = ""
+    seed: int | None = None
+
+    def replay(self, notebook: str | None = None) -> str:
+        """The command that replays this grading's random cases (from the course folder)."""
+        name = notebook or self.assignment
+        path = f"submitted/{self.student}/{self.assignment}/{name}.ipynb"
+        return f"python -m helpers check {path} --seed {self.seed}"
 
 
 @dataclass
 class ClassReport:
-    """The outcome of ``autograde``: per-learner scores, failures, timings."""
+    """The outcome of ``autograde``: per-learner scores, failures, timings, seeds."""
 
     tasks: list[Task]
     scores: dict[str, dict[str, float]]
@@ -279,6 +320,8 @@ class ClassReport:
     seconds: float
     sandboxed: bool
     sandbox_note: str
+    engine: str = "local process pool"
+    report_path: Path | None = None
 
     def failures(self) -> list[str]:
         """One line per problem: learner, assignment, what happened, what it scored."""
@@ -303,12 +346,14 @@ class ClassReport:
             lines.append(sandbox.warning_text(self.sandbox_note))
         else:
             lines.append(
-                "sandbox: every learner's kernel ran in bubblewrap (helpers.teacher.sandbox)"
+                "sandbox: every learner's answer cells ran in bubblewrap (helpers.teacher.sandbox)"
             )
         lines.append(
             f"graded {ok}/{len(self.tasks)} notebooks of {n_learners} learners in "
-            f"{self.seconds:.1f} s with {self.jobs} parallel job(s)"
+            f"{self.seconds:.1f} s with {self.jobs} parallel job(s) ({self.engine})"
         )
+        if self.report_path is not None:
+            lines.append(f"scores, seeds and replay commands of every notebook: {self.report_path}")
         failures = self.failures()
         if failures:
             lines.append(f"{len(failures)} problem(s):")
@@ -317,19 +362,115 @@ class ClassReport:
             lines.append("no problems")
         return "\n".join(lines)
 
+    def write_csv(self, path: Path) -> Path:
+        """One row per (learner, assignment): score, max, ok, seed, replay command, problems."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(
+                [
+                    "student_id",
+                    "assignment",
+                    "score",
+                    "max_score",
+                    "graded",
+                    "seed",
+                    "replay",
+                    "problems",
+                ]
+            )
+            for t in self.tasks:
+                score = self.scores.get(t.student, {}).get(t.assignment, 0.0)
+                writer.writerow(
+                    [
+                        t.student,
+                        t.assignment,
+                        round(score, 6),
+                        round(self.max_scores.get(t.assignment, 0.0), 6),
+                        int(t.ok),
+                        "" if t.seed is None else t.seed,
+                        "" if t.seed is None else t.replay(),
+                        "; ".join(t.problems or ([t.error] if t.error else [])),
+                    ]
+                )
+        self.report_path = path
+        return path
+
 
 _API = None
+_API_KEY: tuple[str, str] | None = None
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:
+    """Per connection: commits of a write-ahead-logged gradebook sync at checkpoints only."""
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def _lighter_nbgrader() -> None:
+    """Two costs of nbgrader's bookkeeping, cut in this grading process only.
+
+    - nbgrader opens a ``Gradebook`` (a new SQLAlchemy engine) about nine times per notebook,
+      and each new engine compiles every query again: one engine per database URL keeps the
+      compiled queries (``Gradebook.close`` still returns the connections);
+    - ``CheckCellMetadata`` validates each cell's metadata with ``jsonschema.validate``, which
+      checks the schema itself every time: a validator made once per schema checks the same.
+
+    What nbgrader reads, writes and decides is unchanged.
+    """
+    import jsonschema
+    import nbgrader.api
+    import nbgrader.nbgraderformat.common as nbformat_common
+    from sqlalchemy import create_engine, event
+
+    if getattr(nbgrader.api.create_engine, "shared", False):
+        return
+    engines: dict = {}
+
+    def shared_engine(url, *args, **kw):
+        key = (str(url), args, tuple(sorted(kw.items())))
+        if key not in engines:
+            engine = create_engine(url, *args, **kw)
+            if engine.dialect.name == "sqlite":
+                event.listen(engine, "connect", _sqlite_pragmas)
+            engines[key] = engine
+        return engines[key]
+
+    shared_engine.shared = True
+    nbgrader.api.create_engine = shared_engine
+
+    validators: dict = {}
+
+    class _Schemas:
+        """``jsonschema`` as ``nbgrader.nbgraderformat.common`` uses it, schema checked once."""
+
+        ValidationError = jsonschema.ValidationError
+
+        @staticmethod
+        def validate(instance, schema):
+            key = id(schema)
+            if key not in validators:
+                cls = jsonschema.validators.validator_for(schema)
+                cls.check_schema(schema)
+                validators[key] = (schema, cls(schema))  # keep schema alive: id stays unique
+            error = jsonschema.exceptions.best_match(validators[key][1].iter_errors(instance))
+            if error is not None:
+                raise error
+
+    nbformat_common.jsonschema = _Schemas
 
 
 def _worker_init(course: str, url: str) -> None:
     """Each worker loads nbgrader and the course configuration once."""
-    global _API
+    global _API, _API_KEY
     import warnings
 
     from sqlalchemy.exc import SAWarning
 
     warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader's own session warnings
     _venv_on_path()
+    _lighter_nbgrader()
     os.chdir(course)
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
@@ -337,6 +478,7 @@ def _worker_init(course: str, url: str) -> None:
     cfg = _load_config(Path(course))
     cfg.CourseDirectory.db_url = url
     _API = NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg)
+    _API_KEY = (course, url)
 
 
 def _last_error(text: str) -> str:
@@ -353,15 +495,25 @@ def _last_error(text: str) -> str:
     return "see nbgrader's log"
 
 
+# Transient database errors that a new attempt of the same grading gets past.
+TRANSIENT = (
+    LOCKED,
+    "could not serialize access",
+    "deadlock detected",
+    "UniqueViolation",
+    "UNIQUE constraint failed",
+)
+
+
 def _worker_grade(student: str, assignment: str) -> dict:
-    """Autograde one learner's assignment in this worker; retry when sqlite is locked."""
+    """Autograde one learner's assignment in this worker; retry when the database is busy."""
     start = time.perf_counter()
     result: dict = {}
     attempt = 0
     for attempt in range(1, RETRIES + 1):
         result = _API.autograde(assignment, student, force=True, create=True)
         text = (result.get("log") or "") + "\n" + (result.get("error") or "")
-        if result.get("success") or LOCKED not in text:
+        if result.get("success") or not any(t in text for t in TRANSIENT):
             break
         time.sleep(0.2 * attempt + random.random())
     text = (result.get("log") or "") + "\n" + (result.get("error") or "")
@@ -371,6 +523,21 @@ def _worker_grade(student: str, assignment: str) -> dict:
         "attempts": attempt,
         "seconds": time.perf_counter() - start,
     }
+
+
+def grade_one(course: str, url: str, student: str, assignment: str) -> dict:
+    """Autograde one (learner, assignment) in this process, loading nbgrader on first use.
+
+    What a Dask worker runs (``helpers.teacher.cluster``): the course folder must be at the
+    same path as on the client (a shared file system) and ``url`` reachable from here.
+    """
+    with _GRADE_LOCK:  # one grading at a time per process: nbgrader works in the cwd
+        if _API is None or _API_KEY != (course, url):
+            _worker_init(course, url)
+        return _worker_grade(student, assignment)
+
+
+_GRADE_LOCK = threading.Lock()
 
 
 class Progress:
@@ -417,6 +584,33 @@ class Progress:
         self.stream.flush()
 
 
+class Tally:
+    """Counts finished tasks for the progress bar (a learner is done with their last task)."""
+
+    def __init__(self, tasks: list[Task], bar: Progress):
+        self.bar = bar
+        self.remaining: dict[str, int] = {}
+        for t in tasks:
+            self.remaining[t.student] = self.remaining.get(t.student, 0) + 1
+        self.done = 0
+        self.learners_done = 0
+        bar.update(0, 0)
+
+    def finish(self, task: Task, out: dict) -> None:
+        """Record what grading ``task`` gave (``ok``, ``error``, ``attempts``, ``seconds``)."""
+        task.ok, task.error = bool(out["ok"]), str(out["error"])
+        task.attempts, task.seconds = int(out["attempts"]), float(out["seconds"])
+        self.done += 1
+        self.remaining[task.student] -= 1
+        self.learners_done += self.remaining[task.student] == 0
+        self.bar.update(self.learners_done, self.done)
+
+
+def failed(error: str, attempts: int = 1) -> dict:
+    """What a grading that raised instead of returning counts as."""
+    return {"ok": False, "error": error, "attempts": attempts, "seconds": 0.0}
+
+
 def _submissions(course: Path, ids: list[str], students: Iterable[str] | None) -> list[Task]:
     folder = course / "submitted"
     found = sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
@@ -427,6 +621,9 @@ def _submissions(course: Path, ids: list[str], students: Iterable[str] | None) -
     return [Task(s, a) for s in chosen for a in ids]
 
 
+REPORT_NAME = "autograde_report.csv"
+
+
 def autograde(
     course: str | os.PathLike | None = None,
     ids: Iterable[str] | None = None,
@@ -434,16 +631,26 @@ def autograde(
     jobs: int | None = None,
     progress: bool = True,
     stream=None,
+    db: str | None = None,
+    scheduler: str | None = None,
 ) -> ClassReport:
     """Autograde every learner's submissions, ``jobs`` at a time; never stops on one learner.
 
     ``ids`` default to every assignment somebody submitted, ``students`` to everyone in
-    ``submitted/``, ``jobs`` to the number of cores.
+    ``submitted/``, ``jobs`` to the number of cores. ``db`` is the gradebook's SQLAlchemy
+    URL (default: ``gradebook.db`` in the course). ``scheduler`` fans the grading out over a
+    Dask cluster (``tcp://host:8786``, or ``local:N`` for a LocalCluster of N workers)
+    instead of the local process pool (``helpers.teacher.cluster``).
 
-    Returns a ``ClassReport`` (``.summary()`` is what the command prints). A submission that
-    is missing, renamed, corrupt or whose grading fails scores 0 with one line saying why.
+    Returns a ``ClassReport`` (``.summary()`` is what the command prints); the score, seed
+    and replay command of every notebook go to ``autograde_report.csv`` in the course.
+    A submission that is missing, renamed, corrupt or whose grading fails scores 0 with one
+    line saying why.
     """
+    from helpers.teacher import seeds
+
     course = course_root(course)
+    url = db_url(course, db)
     ids = list(ids or [])
     if not ids:  # every assignment somebody submitted
         ids = [a for a in assignment_ids(course) if any(course.glob(f"submitted/*/{a}"))]
@@ -460,32 +667,59 @@ def autograde(
             )
         print(sandbox.warning_text(note), file=stream, flush=True)
     start = time.perf_counter()
-    register(course, ids)
+    register(course, ids, db)
+    _wal(course, db)
     tasks = _submissions(course, ids, students)
+    key, cid = seeds.secret(course), course_id(course)  # the secret exists before any worker
     runnable = []
     for task in tasks:
+        task.seed = seeds.derive(key, cid, task.student, task.assignment)
         task.problems = inspect_submission(course, task.student, task.assignment)
         if task.problems == ["not submitted"]:
             task.error = "no submission"
         else:
             runnable.append(task)
+    _add_students(course, url, {t.student for t in runnable})
     bar = Progress(len({t.student for t in runnable}), len(runnable), stream, progress)
-    _run_pool(course, runnable, jobs, bar)
-    scores, maxima = read_scores(course, ids, [t.student for t in tasks])
+    if scheduler:
+        from helpers.teacher import cluster
+
+        tally = Tally(runnable, bar)
+
+        def finish(index: int, result) -> None:
+            if isinstance(result, BaseException):
+                error = f"{type(result).__name__}: {result}"
+                result = failed(error, cluster.ALLOWED_FAILURES)
+            tally.finish(runnable[index], result)
+
+        calls = [(str(course), url, t.student, t.assignment) for t in runnable]
+        engine, jobs = cluster.run(scheduler, grade_one, calls, finish)
+    else:
+        engine = "local process pool"
+        _run_pool(course, url, runnable, jobs, Tally(runnable, bar))
+    scores, maxima = read_scores(course, ids, [t.student for t in tasks], db)
     for task in tasks:
         if not task.ok:
             scores.setdefault(task.student, {})[task.assignment] = 0.0
-    report = ClassReport(tasks, scores, maxima, jobs, time.perf_counter() - start, not note, note)
+    report = ClassReport(
+        tasks, scores, maxima, jobs, time.perf_counter() - start, not note, note, engine
+    )
+    report.write_csv(course / REPORT_NAME)
     return report
 
 
-def _run_pool(course: Path, tasks: list[Task], jobs: int, bar: Progress) -> None:
-    remaining = {t.student: 0 for t in tasks}
-    for t in tasks:
-        remaining[t.student] += 1
-    done = 0
-    learners_done = 0
-    bar.update(0, 0)
+def _add_students(course: Path, url: str, students: Iterable[str]) -> None:
+    """Put the learners in the gradebook before the workers start: two workers grading one
+    learner's assignments at once would both create the learner (a UNIQUE violation)."""
+    from nbgrader.api import Gradebook
+
+    _venv_on_path()
+    with Gradebook(url, course_id(course)) as gb:
+        for student in sorted(students):
+            gb.update_or_create_student(student)
+
+
+def _run_pool(course: Path, url: str, tasks: list[Task], jobs: int, tally: Tally) -> None:
     pending = list(tasks)
     for _round in range(2):  # a second round only for tasks whose worker died
         if not pending:
@@ -496,7 +730,7 @@ def _run_pool(course: Path, tasks: list[Task], jobs: int, bar: Progress) -> None
             max_workers=min(jobs, len(pending)),
             mp_context=ctx,
             initializer=_worker_init,
-            initargs=(str(course), db_url(course)),
+            initargs=(str(course), url),
         ) as pool:
             futures = {pool.submit(_worker_grade, t.student, t.assignment): t for t in pending}
             for fut in cf.as_completed(futures):
@@ -507,31 +741,17 @@ def _run_pool(course: Path, tasks: list[Task], jobs: int, bar: Progress) -> None
                     lost.append(task)
                     continue
                 except Exception as exc:  # noqa: BLE001  (report it, never stop the class)
-                    out = {
-                        "ok": False,
-                        "error": f"{type(exc).__name__}: {exc}",
-                        "attempts": 1,
-                        "seconds": 0.0,
-                    }
-                task.ok, task.error = out["ok"], out["error"]
-                task.attempts, task.seconds = out["attempts"], out["seconds"]
-                done += 1
-                remaining[task.student] -= 1
-                learners_done += remaining[task.student] == 0
-                bar.update(learners_done, done)
+                    out = failed(f"{type(exc).__name__}: {exc}")
+                tally.finish(task, out)
         pending = lost
         if pending and _round == 0:
             jobs = 1  # whatever killed a worker, grade the rest one at a time
     for task in pending:
-        task.ok, task.error = False, "the grading worker died"
-        done += 1
-        remaining[task.student] -= 1
-        learners_done += remaining[task.student] == 0
-        bar.update(learners_done, done)
+        tally.finish(task, failed("the grading worker died", 2))
 
 
 def read_scores(
-    course: Path, ids: Iterable[str], students: Iterable[str]
+    course: Path, ids: Iterable[str], students: Iterable[str], db: str | None = None
 ) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
     """Scores from the gradebook; a notebook without an autograded file scores 0."""
     from nbgrader.api import Gradebook, MissingEntry
@@ -539,7 +759,7 @@ def read_scores(
     ids = list(ids)
     scores: dict[str, dict[str, float]] = {}
     maxima: dict[str, float] = {}
-    with Gradebook(db_url(course), course_id(course)) as gb:
+    with Gradebook(db_url(course, db), course_id(course)) as gb:
         for assignment in ids:
             maxima[assignment] = float(gb.find_assignment(assignment).max_score)
         for student in students:
@@ -558,17 +778,19 @@ def read_scores(
     return scores, maxima
 
 
-def export_grades(course: Path, out: Path, ids: Iterable[str] | None = None) -> list[dict]:
+def export_grades(
+    course: Path, out: Path, ids: Iterable[str] | None = None, db: str | None = None
+) -> list[dict]:
     """Write one CSV row per learner: each assignment's score, ``total`` and ``max_total``."""
     from nbgrader.api import Gradebook
 
-    if not (course / "gradebook.db").exists():
+    if not db and not (course / "gradebook.db").exists():
         raise ValueError(f"course has no gradebook.db yet (run autograde first): {course}")
     ids = assignment_ids(course, ids)
-    ids = [i for i in ids if i in registered(course)]
-    with Gradebook(db_url(course), course_id(course)) as gb:
+    ids = [i for i in ids if i in registered(course, db)]
+    with Gradebook(db_url(course, db), course_id(course)) as gb:
         students = sorted(s.id for s in gb.students)
-    scores, maxima = read_scores(course, ids, students)
+    scores, maxima = read_scores(course, ids, students, db)
     rows = []
     for student in students:
         row = {"student_id": student}
@@ -613,6 +835,12 @@ def add_commands(sub) -> None:
     def common(p, exchange: bool) -> None:
         p.add_argument("ids", nargs="*", help="assignment ids (default: all of source/)")
         p.add_argument("--course", type=Path, default=None, help="course folder (default: repo)")
+        p.add_argument(
+            "--db",
+            default=None,
+            help="gradebook as an SQLAlchemy URL, e.g. postgresql://user@host/db "
+            "(default: gradebook.db in the course)",
+        )
         if exchange:
             p.add_argument(
                 "--exchange", type=Path, default=None, help="exchange folder (PE_COURSE_EXCHANGE)"
@@ -625,6 +853,12 @@ def add_commands(sub) -> None:
     auto.add_argument("--students", default="", help="comma-separated ids (default: all)")
     auto.add_argument("--jobs", type=int, default=None, help="parallel learners (default: cores)")
     auto.add_argument("--no-progress", action="store_true", help="no progress bar")
+    auto.add_argument(
+        "--scheduler",
+        default=None,
+        help="grade on a Dask cluster: its scheduler's address (tcp://host:8786), or local:N "
+        "for a LocalCluster of N workers (default: a local process pool of --jobs)",
+    )
     common(sub.add_parser("feedback", help="generate feedback and release it"), True)
     grades = sub.add_parser("grades", help="export the grades as CSV")
     common(grades, False)
@@ -644,17 +878,26 @@ def run_command(args) -> int:
         course = course_root(args.course)
         if args.command in ("release", "collect"):
             step = release if args.command == "release" else collect
-            step(course, args.ids, exchange_root(args.exchange))
+            step(course, args.ids, exchange_root(args.exchange), args.db)
         elif args.command == "feedback":
             has_exchange = args.exchange or os.environ.get("PE_COURSE_EXCHANGE")
-            feedback(course, args.ids, exchange_root(args.exchange) if has_exchange else None)
+            exchange = exchange_root(args.exchange) if has_exchange else None
+            feedback(course, args.ids, exchange, args.db)
         elif args.command == "autograde":
             students = [s for s in args.students.split(",") if s] or None
-            report = autograde(course, args.ids, students, args.jobs, not args.no_progress)
+            report = autograde(
+                course,
+                args.ids,
+                students,
+                args.jobs,
+                not args.no_progress,
+                db=args.db,
+                scheduler=args.scheduler,
+            )
             print(report.summary())
         elif args.command == "grades":
             out = args.out if args.out.is_absolute() else Path.cwd() / args.out
-            rows = export_grades(course, out, args.ids)
+            rows = export_grades(course, out, args.ids, args.db)
             print(f"wrote {len(rows)} learner(s) to {out}")
     except (ValueError, RuntimeError) as exc:
         print(f"{args.command}: {exc}", file=sys.stderr)

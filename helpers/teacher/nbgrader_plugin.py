@@ -8,7 +8,10 @@
   the cells after it are marked as not run and grading goes on. It runs the notebook as
   the grader sees it: the course's read-only cells, the answer cells and the test cells;
   teaching cells (no nbgrader role) are not run, since no grade depends on them
-  (``run_teaching_cells = True`` runs every cell).
+  (``run_teaching_cells = True`` runs every cell). With ``run_kernel = False`` (the
+  course's configuration) it starts no kernel at all: no grade comes from the kernel, so
+  every code cell is only marked (``NOT_RUN_NOTE`` on teaching cells, ``GRADER_NOTE`` on
+  the others) and ``IsolatedGrades`` writes the verdict of every grade cell.
 - ``IsolatedGrades``: after execution, grades the notebook's answer cells in an
   isolated process (``helpers.teacher.isolated.check_notebook``) and replaces the outputs of every
   grade cell ``test_<function>...`` with the verdict: one stdout line when it passed,
@@ -39,10 +42,11 @@ from nbgrader.preprocessors import (
 )
 from traitlets import Bool, Enum
 
-from helpers.teacher import checks, isolated, sandbox
+from helpers.teacher import checks, isolated, sandbox, seeds
 from helpers.teacher.notebook import function_for_grade_id, nbgrader_meta
 
 __all__ = [
+    "GRADER_NOTE",
     "NOT_RUN_NOTE",
     "HideHiddenTests",
     "IsolatedGrades",
@@ -82,6 +86,12 @@ def _result(value: float) -> NotebookNode:
         metadata={},
         data={"text/plain": repr(float(value))},
     )
+
+
+GRADER_NOTE = (
+    "[not run while grading: the grader imports the answer cells in an isolated process "
+    "and writes each test cell's verdict]"
+)
 
 
 def _stream(text: str) -> NotebookNode:
@@ -169,7 +179,18 @@ class SafeExecute(Execute):
 
     The kernel is stopped at once after the last cell (``shutdown_kernel = "immediate"``):
     every output has arrived by then, and a graceful shutdown only waits.
+
+    With ``run_kernel = False`` no kernel starts: every grade comes from ``IsolatedGrades``,
+    so running the cells would decide nothing. Each code cell is marked instead: teaching
+    cells with ``NOT_RUN_NOTE``, the others (read-only, answer and test cells) with
+    ``GRADER_NOTE``, which ``IsolatedGrades`` then replaces on the test cells by the verdict.
     """
+
+    run_kernel = Bool(
+        True,
+        help="Run the cells in a kernel; False marks them and starts no kernel (the grades "
+        "come from IsolatedGrades either way).",
+    ).tag(config=True)
 
     run_teaching_cells = Bool(
         False,
@@ -183,6 +204,13 @@ class SafeExecute(Execute):
 
     def preprocess(self, nb: NotebookNode, resources: Any = None, km: Any = None):
         self._stopped: str | None = None
+        if not self.run_kernel:
+            for cell in nb.cells:
+                if cell.cell_type == "code":
+                    note = NOT_RUN_NOTE if is_teaching_cell(cell) else GRADER_NOTE
+                    cell.outputs = [_stream(note)]
+                    cell.execution_count = None
+            return nb, resources
         try:
             return super().preprocess(nb, resources, km=km)
         except (DeadKernelError, CellTimeoutError, RuntimeError) as exc:
@@ -237,25 +265,35 @@ class SandboxedSafeExecute(SafeExecute):
 
 
 class IsolatedGrades(NbGraderPreprocessor):
-    """Replace the outputs of grade cells with the verdicts of the isolated grader."""
+    """Write the verdict of the isolated grader into every grade cell.
+
+    Each code grade cell ``test_<function>...`` gets its function's verdict; a grade cell
+    that names no graded function gets an error saying so (it scores nothing: no grade
+    comes from the kernel). The random cases come from the seed of the (learner,
+    assignment) (``helpers.teacher.seeds``: the course id, the learner, the assignment and
+    the course's secret), so a regrade gives the same verdicts; ``fixed_seeds = False``
+    draws fresh cases instead.
+    """
 
     enabled = Bool(True, help="Whether to grade in isolation.").tag(config=True)
+    fixed_seeds = Bool(
+        True, help="Random cases from the seed of the (learner, assignment), else fresh ones."
+    ).tag(config=True)
 
     def preprocess(self, nb: NotebookNode, resources: Any):
-        targets: dict[int, str] = {}
+        targets: dict[int, str | None] = {}
         for index, cell in enumerate(nb.cells):
             meta = nbgrader_meta(cell)
             if cell.cell_type != "code" or not meta.get("grade"):
                 continue
-            name = function_for_grade_id(str(meta.get("grade_id", "")), checks.CHECKS)
-            if name is not None:
-                targets[index] = name
+            targets[index] = function_for_grade_id(str(meta.get("grade_id", "")), checks.CHECKS)
         if not targets:
             return nb, resources
-        names = list(dict.fromkeys(targets.values()))
+        names = list(dict.fromkeys(n for n in targets.values() if n is not None))
         replay = self._replay_path(resources)
         try:
-            report = isolated.check_notebook(nb, names=names, replay_path=replay)
+            seed = self._seed(resources)
+            report = isolated.check_notebook(nb, seed=seed, names=names, replay_path=replay)
         except Exception as exc:  # a grading failure must not pass a cell
             if isinstance(exc, sandbox.SandboxUnavailable):
                 raise  # PE_COURSE_SANDBOX=require: refuse to grade unsandboxed
@@ -265,8 +303,18 @@ class IsolatedGrades(NbGraderPreprocessor):
                 nb.cells[index].outputs = [_error_output("GradingError", message)]
             return nb, resources
         for index, name in targets.items():
-            result = report[name]
             cell = nb.cells[index]
+            if name is None:
+                gid = nbgrader_meta(cell).get("grade_id", "")
+                cell.outputs = [
+                    _error_output(
+                        "GradingError",
+                        f"{gid}: no automatic check grades this cell (a test cell must be "
+                        f"named test_<function> of a graded function); ask your teacher",
+                    )
+                ]
+                continue
+            result = report[name]
             text = _for_the_learner(result.message)
             if result.passed:
                 cell.outputs = [_stream(f"{name}: {text}")]
@@ -288,6 +336,16 @@ class IsolatedGrades(NbGraderPreprocessor):
             if not result.passed and replay:
                 self.log.info("%s: %s", result.name, replay[0])
         return nb, resources
+
+    def _seed(self, resources: Any) -> int | None:
+        """The seed of this (learner, assignment), or None (fresh cases) outside autograde."""
+        info = (resources or {}).get("nbgrader", {})
+        if not self.fixed_seeds or "student" not in info or "assignment" not in info:
+            return None
+        coursedir = self.config.get("CourseDirectory", {})
+        root = coursedir.get("root") or os.getcwd()
+        course_id = coursedir.get("course_id") or ""
+        return seeds.seed_for(root, str(course_id), str(info["student"]), str(info["assignment"]))
 
     @staticmethod
     def _replay_path(resources: Any) -> str | None:

@@ -1,0 +1,168 @@
+"""A first look for teachers: a sample class through the whole cycle, left on disk to open.
+
+``make demo`` (``python -m tests.demo [--out demo]``) builds a scratch course folder with two
+assignments, the course's ``06_rope`` and the grader's small ``fx_grading``
+(tests/fixtures/grading_course.py), then runs the teacher's cycle on it with the same
+commands as a real class: ``release``, each learner's ``fetch`` and ``submit`` (nbgrader's
+own exchange, in this process), ``collect``, ``autograde``, ``feedback`` and ``grades``.
+
+The class (built from the rehearsal's known answers, tests/rehearsal.py):
+
+- ``correct``: every answer right;
+- ``blank``: the released notebooks submitted as they are;
+- ``mistake01`` ...: each known mistake of fx_grading, one learner each (its message names
+  it), and in 06_rope one function left as a stub or returning wrong values;
+- ``cheater``: fx_grading answers that patch numpy, ``abs`` and ``math.isclose`` and return
+  zeros, or an object equal to anything (tests/fixtures/grading_course.py's tamper notebooks).
+
+It is built from the test suite's rehearsal kit, so it lives beside it in ``tests/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+
+from helpers.teacher import classroom
+from tests import rehearsal
+from tests.fixtures import grading_course as gc
+
+REPO = Path(__file__).resolve().parents[1]
+REAL = "06_rope"
+FX = gc.ASSIGNMENT
+CHEATS = ("patch_numpy_builtins_math_in_answers", "always_equal_object")
+
+
+def _learners() -> dict[str, dict]:
+    """learner -> what they submit: fx_grading's answers (or a tamper) and 06_rope's plan."""
+    plan: dict[str, dict] = {
+        "correct": {"fx": ("answers", dict(gc.SOLUTIONS)), "rope": ([], "stub")},
+        "blank": {"fx": ("blank", None), "rope": ("blank", "stub")},
+    }
+    for i, (fn, _name, body) in enumerate(gc.MISTAKES, start=1):
+        how = "stub" if i % 2 else "wrong"
+        plan[f"mistake{i:02d}"] = {
+            "fx": ("answers", {**gc.SOLUTIONS, fn: body}),
+            "rope": (i, how),
+        }
+    plan["cheater"] = {"fx": ("tamper", CHEATS[0]), "rope": ([], "stub")}
+    plan["cheater2"] = {"fx": ("tamper", CHEATS[1]), "rope": ([], "stub")}
+    return plan
+
+
+def build_course(out: Path) -> Path:
+    """The scratch course: the repository's config, 06_rope and fx_grading."""
+    if out.exists():
+        shutil.rmtree(out)
+    course = classroom.copy_course(REPO, out / "course", [REAL])
+    src = course / "source" / FX
+    src.mkdir(parents=True)
+    nbformat.write(gc.source_notebook(), src / f"{FX}.ipynb")
+    gc.nbgrader(course, "generate_assignment", FX, "--force", "--log-level=WARN")
+    return course
+
+
+def _exchange_app(kind: str, course_id: str, assignment: str, student: str, home: Path, ex: Path):
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange.default import ExchangeFetchAssignment, ExchangeSubmit
+    from traitlets.config import Config
+
+    cfg = Config()
+    cfg.CourseDirectory.course_id = course_id
+    cfg.CourseDirectory.assignment_id = assignment
+    cfg.CourseDirectory.student_id = student
+    cfg.Exchange.root = str(ex)
+    cfg.Exchange.cache = str(home / ".cache")
+    cfg.Exchange.assignment_dir = str(home)
+    cls = ExchangeFetchAssignment if kind == "fetch" else ExchangeSubmit
+    return cls(
+        coursedir=CourseDirectory(config=cfg), authenticator=Authenticator(config=cfg), config=cfg
+    )
+
+
+def _fill(path: Path, course: Path, assignment: str, what, index: int) -> None:
+    """Write the learner's answers into the fetched notebook ``path``."""
+    if assignment == FX:
+        kind, value = what
+        nb = nbformat.read(path, as_version=4)
+        if kind == "answers":
+            nb = gc.edit(nb, answers=value)
+        elif kind == "tamper":
+            nb = gc.tamper_notebook(nb, value)
+        nbformat.write(nb, path)
+        return
+    broken, how = what
+    if broken == "blank":
+        return
+    source = course / "source" / REAL / f"{REAL}.ipynb"
+    if isinstance(broken, int):
+        answers = rehearsal.answer_ids(source)
+        broken = [answers[broken % len(answers)]]
+    rehearsal.make_submission(path, source, path, broken=broken, how=how)
+
+
+def learners_submit(course: Path, exchange: Path, homes: Path) -> list[str]:
+    """Each learner fetches both assignments, answers and submits (nbgrader's exchange)."""
+    course_id = classroom.course_id(course)
+    plan = _learners()
+    for index, (student, what) in enumerate(plan.items()):
+        home = homes / student
+        home.mkdir(parents=True, exist_ok=True)
+        for assignment, key in ((REAL, "rope"), (FX, "fx")):
+            _exchange_app("fetch", course_id, assignment, student, home, exchange).start()
+            path = home / assignment / f"{assignment}.ipynb"
+            _fill(path, course, assignment, what[key], index)
+            _exchange_app("submit", course_id, assignment, student, home, exchange).start()
+    return list(plan)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("demo"), help="scratch folder")
+    parser.add_argument("--jobs", type=int, default=None, help="parallel learners")
+    args = parser.parse_args(argv)
+    out = args.out.resolve()
+    start = time.perf_counter()
+
+    def step(text: str) -> None:
+        print(f"[{time.perf_counter() - start:5.1f} s] {text}", flush=True)
+
+    course = build_course(out)
+    exchange, homes = out / "exchange", out / "learners"
+    step(f"course folder {course} (06_rope and fx_grading)")
+    classroom.release(course, [REAL, FX], exchange)
+    step("released")
+    students = learners_submit(course, exchange, homes)
+    step(f"{len(students)} learners fetched, answered and submitted: {', '.join(students)}")
+    classroom.collect(course, [REAL, FX], exchange)
+    step("collected")
+    report = classroom.autograde(course, [REAL, FX], jobs=args.jobs, progress=False)
+    step("autograded")
+    print(report.summary())
+    classroom.feedback(course, [REAL, FX], exchange)
+    step("feedback generated and released")
+    rows = classroom.export_grades(course, course / "grades.csv")
+    step(f"grades of {len(rows)} learners written")
+    seconds = time.perf_counter() - start
+    print()
+    print(f"demo class ready in {seconds:.0f} s. Open:")
+    print(f"  {course / 'grades.csv'}                 one row per learner")
+    print(f"  {course / classroom.REPORT_NAME}      score, seed and replay command per notebook")
+    print(f"  {course / 'autograded'}/<learner>/<id>/<id>.ipynb   the graded notebooks")
+    print(f"  {course / 'feedback'}/<learner>/<id>/<id>.html     what each learner reads")
+    print(f"    e.g. {course / 'feedback' / 'mistake02' / FX / (FX + '.html')}")
+    print(f"    and  {course / 'feedback' / 'cheater' / FX / (FX + '.html')}")
+    print(f"  replay one grading: cd {course} && python -m helpers check \\")
+    mistake = next(t for t in report.tasks if t.student == "mistake02" and t.assignment == FX)
+    print(f"      {mistake.replay().removeprefix('python -m helpers check ')}")
+    return 0 if all(t.ok for t in report.tasks) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
