@@ -140,8 +140,15 @@ def _report_rows(course: Path) -> dict[str, dict[str, str]]:
 
 
 def _check_scores(report) -> None:
-    got = {s: report.scores[s][A] for s in LOST}
-    assert got == {s: expected_total(lost) for s, lost in LOST.items()}, report.summary()
+    """Full marks for correct answers, none for stubs; a catalogued mistake loses points of
+    its own function only (partial credit may keep the checks it passes)."""
+    full = expected_total(set())
+    for student, lost in LOST.items():
+        got = report.scores[student][A]
+        if not lost or student == "stubs":
+            assert got == expected_total(lost), (student, report.summary())
+        else:
+            assert expected_total(lost) <= got < full, (student, got, report.summary())
     assert all(t.ok for t in report.tasks), report.summary()
 
 
@@ -175,8 +182,9 @@ def test_no_kernel_and_every_grade_cell_has_the_graders_verdict(local_class):
             assert texts in ([GRADER_NOTE], [NOT_RUN_NOTE]), texts
     for student, lost in LOST.items():
         for gid, outs in outputs[student].items():
-            failed = [o for o in outs if o.get("output_type") == "error"]
-            assert bool(failed) == (_function(gid) in lost), (student, gid, outs)
+            # an error (no points) or a number as the cell's result (partial credit)
+            short = [o for o in outs if o.get("output_type") in ("error", "execute_result")]
+            assert bool(short) == (_function(gid) in lost), (student, gid, outs)
 
 
 @pytest.mark.slow
@@ -195,23 +203,22 @@ def test_regrade_is_identical_and_learners_get_different_cases(local_class):
         assert rows[student]["replay"] == (
             f"python -m helpers check submitted/{student}/{A}/{A}.ipynb --seed {seed}"
         )
-    # The verdicts name the seed of their own learner.
+    # The learner's verdict shows the failing case, not the teacher's replay line (issue 11);
+    # the replay command in the report prints the same verdict for the teacher.
     student = "mistake01"
     fn = MISTAKES[student][0]
-    (err,) = outputs[student][f"test_{fn}"]
-    assert f"seed {seeds_seen[student]}" in err["evalue"]
-    # The replay command prints the same message.
+    text = "\n".join(
+        str(o.get("evalue", o.get("text", ""))) for o in outputs[student][f"test_{fn}"]
+    )
+    assert "replay with" not in text and f"--seed {seeds_seen[student]}" not in text
     replay = rows[student]["replay"].split()
     proc = subprocess.run(
         [sys.executable, *replay[1:]], cwd=course, capture_output=True, text=True, check=False
     )
     assert proc.returncode == 1, proc.stderr
-    assert err["evalue"].strip() in proc.stdout
-    # The same wrong answer, another learner: other random cases (another seed in the text).
-    other = next(s for s, (f, _, _) in MISTAKES.items() if f == fn and s != student)
-    (other_err,) = outputs[other][f"test_{fn}"]
-    assert f"seed {seeds_seen[other]}" in other_err["evalue"]
-    assert other_err["evalue"] != err["evalue"]
+    for line in text.strip().splitlines():
+        assert line in proc.stdout, line
+    assert f"seed {seeds_seen[student]}" in proc.stdout
 
 
 @pytest.mark.slow
@@ -271,8 +278,13 @@ def test_dask_cluster_with_a_postgresql_gradebook_equals_a_local_run(
     local_rows = (tmp_path / "local.csv").read_text()
     assert (tmp_path / "dask.csv").read_text() == local_rows
     rows = {r["student_id"]: r for r in csv.DictReader(io.StringIO(local_rows))}
-    assert {s: float(rows[s][A]) for s in LOST} == {s: expected_total(x) for s, x in LOST.items()}
-    assert first.scores == classroom.read_scores(course, [A], list(LOST), url)[0]
+    assert {s: float(rows[s][A]) for s in LOST} == {
+        s: pytest.approx(first.scores[s][A], abs=1e-6) for s in LOST
+    }
+    dask_scores = classroom.read_scores(course, [A], list(LOST), url)[0]
+    assert {s: pytest.approx(v[A]) for s, v in first.scores.items() if s in LOST} == {
+        s: dask_scores[s][A] for s in LOST
+    }
 
 
 @pytest.mark.slow
@@ -350,11 +362,12 @@ def test_demo_builds_a_class_to_open(tmp_path, capsys):
     fx = {s: float(r[A]) for s, r in rows.items()}
     full = float(gc.TOTAL_POINTS)
     want = {"correct": full, "blank": 0.0}
-    for i, (fn, _, _) in enumerate(gc.MISTAKES, start=1):
-        want[f"mistake{i:02d}"] = expected_total({fn})
     want["cheater"] = expected_total({"turns"})  # patches numpy and returns zeros for turns
     want["cheater2"] = expected_total({"apply_rope"})  # an object equal to anything
-    assert fx == want
+    assert {s: fx[s] for s in want} == want
+    for i, (fn, _, _) in enumerate(gc.MISTAKES, start=1):
+        # a mistake loses points of its own function (partial credit keeps what it passes)
+        assert expected_total({fn}) <= fx[f"mistake{i:02d}"] < full, (i, fn)
     assert float(rows["correct"]["total"]) == float(rows["correct"]["max_total"])
     assert float(rows["blank"]["total"]) == 0.0
     for student in rows:
