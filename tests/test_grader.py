@@ -516,3 +516,17 @@ def test_an_answer_may_call_the_course_s_input_checks():
     )
     report = isolated.check_notebook(_real_notebook("03_norm", answer_expected_norm=answer))
     assert report["expected_norm"].passed, report["expected_norm"].message
+
+
+def test_an_honest_cell_that_loads_a_numpy_submodule_is_no_tamper():
+    """numpy loads some submodules on first use (numpy.testing, np.char): that adds them to
+    numpy's namespace, which must not count as replacing numpy's attributes."""
+    nb = nbformat.read(REPO / "source" / "06_rope" / "06_rope.ipynb", as_version=4)
+    cell = next(
+        c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "answer_dot"
+    )
+    uses = "import numpy.testing\n_ = np.char.upper(['a'])\n"
+    report = isolated.check_notebook(
+        _real_notebook("06_rope", answer_dot=uses + cell.source), seed=4
+    )
+    assert report.passed, report.table()

@@ -169,6 +169,8 @@ def _undo_changes(before: list[dict]) -> list[str]:
             if key.startswith("__") and key not in ("__import__", "__build_class__"):
                 continue
             if key not in saved:
+                if isinstance(now[key], types.ModuleType):
+                    continue  # a submodule imported on first use (numpy.testing): no change
                 changed.append(f"{module.__name__}.{key}")
                 del now[key]
             elif now.get(key, changed) is not saved[key]:
