@@ -77,25 +77,35 @@ def _strip_magics(source: str) -> str:
 class AnswerCell:
     """One answer cell as the grader runs it.
 
-    ``code`` is its source (magics commented out) preceded by blank lines, so that its
-    line numbers are those of ``answer_source``; ``line`` is its first line there;
-    ``names`` the top-level names it defines.
+    ``source`` is its source with magics commented out; ``line`` its first line in
+    ``answer_source``; ``names`` the top-level names it defines.
     """
 
     grade_id: str
-    code: str
+    source: str
     line: int
     names: tuple[str, ...]
+
+    @property
+    def code(self) -> str:
+        """The source preceded by blank lines: its line numbers are those of ``answer_source``."""
+        return "\n" * (self.line - 1) + self.source
+
+
+# What answer_source puts before the answer cells.
+_PRELUDE = ("import math", "import numpy as np", "")
 
 
 def answer_cell_list(nb) -> list[AnswerCell]:
     """The answer cells in notebook order, numbered like ``answer_source``."""
-    _, starts = answer_source(nb)
     out = []
-    for (line, grade_id), cell in zip(starts, answer_cells(nb)):
+    line = len(_PRELUDE) + 1
+    for cell in answer_cells(nb):
+        grade_id = str(nbgrader_meta(cell).get("grade_id", "?"))
         src = cell.get("source", "")
         body = _strip_magics("".join(src) if isinstance(src, list) else str(src))
-        out.append(AnswerCell(grade_id, "\n" * (line - 1) + body, line, tuple(defined_names(body))))
+        out.append(AnswerCell(grade_id, body, line + 1, tuple(defined_names(body))))
+        line += 2 + body.count("\n") + 1  # its comment line, its source, a blank line
     return out
 
 
@@ -105,30 +115,12 @@ def answer_source(nb) -> tuple[str, list[tuple[int, str]]]:
     Returns the source and, for each cell, (first line number, grade id) so that an
     error at a line can be traced back to its cell.
     """
-    parts = ["import math", "import numpy as np", ""]
-    starts: list[tuple[int, str]] = []
-    line = len(parts) + 1
-    for cell in answer_cells(nb):
-        grade_id = str(nbgrader_meta(cell).get("grade_id", "?"))
-        src = cell.get("source", "")
-        src = "".join(src) if isinstance(src, list) else str(src)
-        body = _strip_magics(src)
-        parts.append(f"# --- answer cell {grade_id}")
-        starts.append((line + 1, grade_id))
-        parts.append(body)
-        parts.append("")
-        line += 2 + body.count("\n") + 1
+    cells = answer_cell_list(nb)
+    parts = list(_PRELUDE)
+    for cell in cells:
+        parts += [f"# --- answer cell {cell.grade_id}", cell.source, ""]
+    starts = [(cell.line, cell.grade_id) for cell in cells]
     return "\n".join(parts) + "\n", starts
-
-
-def where(lineno: int | None, starts: list[tuple[int, str]]) -> str:
-    if not lineno:
-        return "the answer cells"
-    cell, first = "the answer cells", 1
-    for start, grade_id in starts:
-        if lineno >= start:
-            cell, first = f"answer cell {grade_id}", start
-    return f"{cell}, line {lineno - first + 1}"
 
 
 def function_for_grade_id(grade_id: str, names: Iterable[str]) -> str | None:
