@@ -24,6 +24,7 @@ c.CourseDirectory.ignore = [
     "__pycache__",
     "rope_report.json",
     "rope_report.md",
+    "*.[a-z][a-z].yaml",  # translation files (helpers.teacher.translate): teacher-side
 ]
 
 # One cell may run this long in the kernel before it is interrupted.

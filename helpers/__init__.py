@@ -2,6 +2,7 @@
 
 Importing this package has no side effects. Modules, one job each:
 
+- ``helpers.i18n``: the languages (English, Korean) and the message catalogue, ``tr``
 - ``helpers.validate``: argument checks with clear errors
 - ``helpers.plots``: static figures; ``helpers.widgets``: one explorer per notebook
 - ``helpers.grader``: ``grade`` and ``self_check``, as the notebooks call them
@@ -57,11 +58,13 @@ def versions() -> dict[str, str]:
     return out
 
 
-def start() -> None:
-    """The first cell of every notebook: print the versions, and let Run All go on past an
-    exercise that is not written yet (``helpers.session``; not while nbgrader runs)."""
-    from helpers import session
+def start(lang: str = "en") -> None:
+    """The first cell of every notebook: speak ``lang`` (``"ko"`` in the Korean notebooks),
+    print the versions, and let Run All go on past an exercise that is not written yet
+    (``helpers.session``; not while nbgrader runs)."""
+    from helpers import i18n, session
 
+    i18n.set_language(lang)
     session.start()
 
 
