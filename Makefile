@@ -35,8 +35,14 @@ setup: $(STAMP)
 system-deps:
 	@$(BIN)/python -m helpers system-deps || true
 
+# `make lab LANG=ko` opens the Korean notebooks (so does a Korean locale, LANG=ko_KR.UTF-8);
+# LANG is also the locale variable: any other value opens the English ones.
+COURSE_LANG := $(if $(filter ko ko_%,$(LANG)),ko,en)
+FIRST := 01_order$(if $(filter ko,$(COURSE_LANG)),_ko,)
+
 lab: setup
-	$(BIN)/jupyter lab --notebook-dir=notebooks $(ROOT_FLAG) notebooks/01_order/01_order.ipynb
+	$(if $(filter ko,$(LANG)),LANG=C.UTF-8 ,)$(BIN)/jupyter lab --notebook-dir=notebooks $(ROOT_FLAG) \
+		notebooks/$(FIRST)/$(FIRST).ipynb
 
 test: setup system-deps
 	$(BIN)/python -m pytest

@@ -1,6 +1,7 @@
 """Command line of the course: ``python -m helpers <command>``.
 
-Commands: ``doctor`` (environment check), ``system-deps`` (Debian packages for the browser,
+Commands: ``lab`` (JupyterLab on notebook 01; ``--lang ko`` for the Korean notebooks),
+``doctor`` (environment check), ``system-deps`` (Debian packages for the browser,
 sandbox and PostgreSQL tests), and, in the teacher's installation, ``generate`` (learner notebooks
 from source), ``check`` (grade one saved notebook like autograde would) and the classroom's
 ``release``, ``collect``, ``autograde``, ``feedback``, ``grades`` and ``learner-build``
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import helpers
 from helpers import ASSIGNMENTS
+from helpers.i18n import LANGUAGES
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -86,6 +88,14 @@ def doctor() -> int:
             f"[{'OK' if where else 'FAIL'}] {tool} for {why}: {where or 'missing (make system-deps)'}"
         )
         failures += where is None
+    from helpers import fonts
+
+    hangul = fonts.renders_hangul()
+    failures += not hangul
+    print(
+        f"[{'OK' if hangul else 'FAIL'}] a font with Hangul for the Korean figures: "
+        + (fonts.hangul_family() if hangul else "missing (pip install koreanize-matplotlib)")
+    )
     print("all good" if failures == 0 else f"{failures} problem(s)")
     return 1 if failures else 0
 
@@ -103,6 +113,25 @@ def generate(ids: list[str], root: Path = ROOT) -> int:
     if not ids and not (root / "source").is_dir():
         print(f"no source/ folder in {root}", file=sys.stderr)
         return 2
+    from helpers.i18n import split_assignment
+    from helpers.teacher import translate
+
+    # the translated instructor notebooks first: source/<id>_<lang>/ from source/<id>/
+    if ids:
+        builds = [split_assignment(a) for a in ids if split_assignment(a)[1] != "en"]
+    else:  # everything: every translation file of every English notebook
+        builds = [
+            (p.parent.name, p.suffixes[-2][1:])
+            for p in sorted((root / "source").glob("*/*.*.yaml"))
+            if p.name.startswith(p.parent.name + ".")
+        ]
+    for base, code in builds:
+        try:
+            written = translate.write(base, code, root)
+        except (ValueError, OSError) as exc:
+            print(f"cannot build {base} in {code}: {exc}", file=sys.stderr)
+            return 2
+        print(f"built {written.relative_to(root)}")
     ids = ids or [p.name for p in sorted((root / "source").iterdir()) if p.is_dir()]
     unknown = [i for i in ids if not (root / "source" / i / f"{i}.ipynb").exists()]
     if unknown:
@@ -173,6 +202,20 @@ def system_deps() -> int:
     return proc.returncode
 
 
+# --------------------------------------------------------------------------- lab
+
+
+def lab_command(lang: str = "en", root: Path = ROOT) -> list[str]:
+    """The JupyterLab command that opens the course on notebook 01 in ``lang``."""
+    from helpers.i18n import assignment_id
+
+    first = assignment_id(ASSIGNMENTS[0], lang)
+    cmd = [_bin("jupyter"), "lab", f"--notebook-dir={root / 'notebooks'}"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    return [*cmd, str(root / "notebooks" / first / f"{first}.ipynb")]
+
+
 # --------------------------------------------------------------------------- learner-setup
 
 COURSE_ID = "positional-encodings"
@@ -217,6 +260,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("doctor", help="check the environment")
+    lab = sub.add_parser("lab", help="open the course in JupyterLab (notebook 01)")
+    lab.add_argument(
+        "--lang", default="en", choices=sorted(LANGUAGES), help="en (default) or ko (한국어)"
+    )
     sub.add_parser("system-deps", help="install chromium, bubblewrap and postgresql (Debian, root)")
     setup = sub.add_parser(
         "learner-setup", help="a learner's nbgrader config: the course id and the exchange"
@@ -240,6 +287,10 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.command == "doctor":
         return doctor()
+    if args.command == "lab":
+        cmd = lab_command(args.lang)
+        print(" ".join(cmd), flush=True)
+        return subprocess.call(cmd, env=_env_with_venv())
     if args.command == "system-deps":
         return system_deps()
     if args.command == "learner-setup":

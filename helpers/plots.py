@@ -85,6 +85,9 @@ def _figure(figsize: tuple[float, float], layout: str | None = "constrained") ->
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
+    from helpers import fonts
+
+    fonts.ensure()  # Hangul in Korean titles and labels
     fig = Figure(figsize=figsize, layout=layout)
     FigureCanvasAgg(fig)
     return fig

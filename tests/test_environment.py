@@ -133,12 +133,24 @@ def test_channel_is_conda_forge(env):
     assert env["channels"] == ["conda-forge"]
 
 
+# Packages conda-forge does not carry come from PyPI, in the pip: list before the repo.
+PYPI_ONLY = {"koreanize-matplotlib"}
+
+
+def environment_specs(env: dict) -> dict[str, str]:
+    """The conda dependencies and the PyPI-only packages of the pip: list."""
+    pypi = [p for p in env["pip"] if p != "-e ."]
+    return {**conda_specs(env["dependencies"]), **conda_specs(pypi)}
+
+
 def test_pip_section_installs_this_repo(env):
-    assert env["pip"] == ["-e ."]
+    assert env["pip"][-1] == "-e ."
+    extra = {normalise(p.split(">")[0].split("=")[0]) for p in env["pip"][:-1]}
+    assert extra <= PYPI_ONLY, f"only PyPI-only packages belong in pip:, got {sorted(extra)}"
 
 
 def test_same_package_set(env, pip_specs):
-    conda = conda_specs(env["dependencies"])
+    conda = environment_specs(env)
     conda_only = {"python", "pip"}  # the interpreter itself, and the tool for the pip: list
     assert set(conda) - conda_only == set(pip_specs), (
         f"only in environment.yml: {sorted(set(conda) - conda_only - set(pip_specs))}; "
@@ -147,7 +159,7 @@ def test_same_package_set(env, pip_specs):
 
 
 def test_same_lower_bounds(env, pip_specs):
-    conda = conda_specs(env["dependencies"])
+    conda = environment_specs(env)
     for name, spec in pip_specs.items():
         assert SpecifierSet(conda[name]) == SpecifierSet(spec), (
             f"{name}: environment.yml has {conda[name]!r}, pyproject.toml has {spec!r}"

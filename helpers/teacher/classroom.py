@@ -781,29 +781,64 @@ def read_scores(
 def export_grades(
     course: Path, out: Path, ids: Iterable[str] | None = None, db: str | None = None
 ) -> list[dict]:
-    """Write one CSV row per learner: each assignment's score, ``total`` and ``max_total``."""
-    from nbgrader.api import Gradebook
+    """Write one CSV row per learner: each notebook's score and language, ``total``, ``max_total``.
+
+    A notebook is one column whatever the language it was taken in (``06_rope`` and
+    ``06_rope_ko`` are graded alike and score alike); ``<id> language`` says which one the
+    learner submitted (``en``, ``ko``; empty when none). A learner who submitted both
+    gets the better score, and the language of that one.
+    """
+    from nbgrader.api import Gradebook, MissingEntry
+
+    from helpers.i18n import split_assignment
 
     if not db and not (course / "gradebook.db").exists():
         raise ValueError(f"course has no gradebook.db yet (run autograde first): {course}")
     ids = assignment_ids(course, ids)
     ids = [i for i in ids if i in registered(course, db)]
+    bases = list(dict.fromkeys(split_assignment(i)[0] for i in ids))
     with Gradebook(db_url(course, db), course_id(course)) as gb:
         students = sorted(s.id for s in gb.students)
+        taken = {
+            (student, assignment)
+            for assignment in ids
+            for student in students
+            if _has_submission(gb, assignment, student, MissingEntry)
+        }
     scores, maxima = read_scores(course, ids, students, db)
+    base_max = {}
+    for assignment in ids:
+        base_max.setdefault(split_assignment(assignment)[0], maxima[assignment])
     rows = []
     for student in students:
-        row = {"student_id": student}
-        row.update({a: round(scores[student][a], 6) for a in ids})
-        row["total"] = round(sum(scores[student].values()), 6)
-        row["max_total"] = round(sum(maxima.values()), 6)
+        row: dict = {"student_id": student}
+        for base in bases:
+            best = None
+            for assignment in ids:
+                if split_assignment(assignment)[0] != base or (student, assignment) not in taken:
+                    continue
+                if best is None or scores[student][assignment] > scores[student][best]:
+                    best = assignment
+            row[base] = round(scores[student][best], 6) if best else 0.0
+            row[f"{base} language"] = split_assignment(best)[1] if best else ""
+        row["total"] = round(sum(row[b] for b in bases), 6)
+        row["max_total"] = round(sum(base_max.values()), 6)
         rows.append(row)
+    fields = ["student_id", *[f for b in bases for f in (b, f"{b} language")], "total", "max_total"]
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=["student_id", *ids, "total", "max_total"])
+        writer = csv.DictWriter(fh, fieldnames=fields)
         writer.writeheader()
         writer.writerows(rows)
     return rows
+
+
+def _has_submission(gb, assignment: str, student: str, missing) -> bool:
+    try:
+        gb.find_submission(assignment, student)
+    except missing:
+        return False
+    return True
 
 
 # --------------------------------------------------------------------------- course copies

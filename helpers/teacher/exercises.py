@@ -82,8 +82,11 @@ def scan_notebook(path: Path) -> dict[str, dict]:
 def scan(root: Path) -> dict[str, dict]:
     """The table for every notebook of ``root/source``, in assignment order."""
     table: dict[str, dict] = {}
+    from helpers.i18n import split_assignment
+
     for path in sorted(Path(root, "source").glob("*/*.ipynb")):
-        if path.stem == path.parent.name:
+        # a translated notebook (06_rope_ko) is generated from its English one: same table
+        if path.stem == path.parent.name and split_assignment(path.stem)[1] == "en":
             table.update(scan_notebook(path))
     return table
 

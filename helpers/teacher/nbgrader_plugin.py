@@ -42,6 +42,7 @@ from nbgrader.preprocessors import (
 )
 from traitlets import Bool, Enum
 
+from helpers.i18n import split_assignment
 from helpers.teacher import checks, isolated, sandbox, seeds
 from helpers.teacher.notebook import function_for_grade_id, nbgrader_meta
 
@@ -345,7 +346,9 @@ class IsolatedGrades(NbGraderPreprocessor):
         coursedir = self.config.get("CourseDirectory", {})
         root = coursedir.get("root") or os.getcwd()
         course_id = coursedir.get("course_id") or ""
-        return seeds.seed_for(root, str(course_id), str(info["student"]), str(info["assignment"]))
+        # a translated notebook draws the same cases as its English one (06_rope_ko: 06_rope)
+        base = split_assignment(str(info["assignment"]))[0]
+        return seeds.seed_for(root, str(course_id), str(info["student"]), base)
 
     @staticmethod
     def _replay_path(resources: Any) -> str | None:

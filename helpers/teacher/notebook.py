@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers import ASSIGNMENTS
+from helpers.i18n import split_assignment
 from helpers.teacher.exercises import defined_names
 
 
@@ -147,7 +148,7 @@ def functions_of(nb, label: str, checks) -> list[str]:
         fn = function_for_grade_id(str(nbgrader_meta(cell).get("grade_id", "")), checks.CHECKS)
         if fn is not None and fn not in names:
             names.append(fn)
-    stem = Path(label).stem
+    stem = split_assignment(Path(label).stem)[0]  # 06_rope_ko is graded as 06_rope
     if stem in ASSIGNMENTS:
         for check in checks.checks_for(stem):
             if check.name not in names:

@@ -116,6 +116,8 @@ def _needs_words(text: str) -> bool:
 
 def replace_strings(source: str, strings: dict[str, str]) -> tuple[str, list[str]]:
     """``source`` with every English string replaced (longest first), and what went wrong."""
+    if not strings:
+        return source, []
     errors = []
     spans = _protected_spans(source)
     for en in sorted(strings, key=len, reverse=True):

@@ -150,6 +150,9 @@ class Explorer:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
 
+        from helpers import fonts
+
+        fonts.ensure()  # Hangul in Korean titles and labels
         self.controls = dict(controls)
         self.fig = Figure(figsize=figsize, dpi=self.dpi * self.scale)
         FigureCanvasAgg(self.fig)

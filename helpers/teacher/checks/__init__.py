@@ -75,8 +75,14 @@ CHECKS: dict[str, FunctionCheck] = _build()
 
 
 def checks_for(assignment: str) -> list[FunctionCheck]:
-    """The checks of one notebook, in notebook order; an unknown id raises ValueError."""
-    found = [c for c in CHECKS.values() if c.assignment == assignment]
+    """The checks of one notebook, in notebook order; an unknown id raises ValueError.
+
+    A translated notebook is checked as its English one: ``06_rope_ko`` as ``06_rope``.
+    """
+    from helpers.i18n import split_assignment
+
+    base = split_assignment(assignment)[0]
+    found = [c for c in CHECKS.values() if c.assignment == base]
     if not found:
         known = sorted({c.assignment for c in CHECKS.values()})
         raise ValueError(f"assignment must be one of {known}, got {assignment!r}")

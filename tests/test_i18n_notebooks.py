@@ -1,0 +1,224 @@
+"""The Korean edition: every cell translated, generated from the English source, the same code.
+
+``helpers.teacher.translate`` builds ``source/<id>_ko/<id>_ko.ipynb`` from
+``source/<id>/<id>.ipynb`` and ``source/<id>/<id>.ko.yaml``. These tests hold the two
+editions together: a Markdown cell without its translation, a translation made from an
+older English cell, a committed Korean notebook that is not what the build makes, or a
+translation that changes code, a grade id or points, all fail here. (That the Korean
+notebooks execute and that ``notebooks/`` is what nbgrader generates from them is checked
+with the English ones in ``tests/test_notebooks.py``.)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from helpers import ASSIGNMENTS, cli, i18n
+from helpers.teacher import translate
+
+ROOT = Path(__file__).resolve().parent.parent
+HANGUL = re.compile("[\uac00-\ud7a3]")
+
+
+def nbgrader_roles(nb) -> list[tuple]:
+    """Each cell's id, type and nbgrader metadata: what grading depends on."""
+    return [(c.get("id"), c.cell_type, json.dumps(c.metadata.get("nbgrader"))) for c in nb.cells]
+
+
+def regions(source: str) -> list[str]:
+    """The solution and hidden-test blocks of a cell, verbatim."""
+    found = []
+    for begin, end in translate.PROTECTED:
+        found += re.findall(re.escape(begin) + ".*?" + re.escape(end), source, re.S)
+    return found
+
+
+@pytest.mark.parametrize("base", ASSIGNMENTS)
+def test_every_cell_is_translated(base):
+    """Every Markdown cell has its Korean text, made from the current English cell."""
+    found = translate.problems(base, "ko")
+    assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("base", ASSIGNMENTS)
+def test_korean_notebook_is_what_the_build_makes(base):
+    committed = translate.output_path(base, "ko")
+    assert committed.exists(), f"{committed.relative_to(ROOT)} is missing: run `make notebooks`"
+    built = translate.dumps(translate.build(base, "ko"))
+    assert committed.read_text(encoding="utf-8") == built, (
+        f"{committed.relative_to(ROOT)} is not what {base}.ko.yaml builds: run `make notebooks` "
+        "(never edit a generated notebook)"
+    )
+
+
+@pytest.mark.parametrize("base", ASSIGNMENTS)
+def test_korean_notebook_has_the_same_code_grades_and_points(base):
+    en = translate.english(base)
+    ko = nbformat.read(translate.output_path(base, "ko"), as_version=4)
+    assert nbgrader_roles(ko) == nbgrader_roles(en)
+    for e, k in zip(en.cells, ko.cells):
+        if e.cell_type != "code":
+            assert HANGUL.search(k.source) or k.source == e.source, f"{k.get('id')}: not Korean"
+            continue
+        assert regions(k.source) == regions(e.source), f"{k.get('id')}: a solution or test changed"
+        shape = translate._code_shape(e.source)
+        if k.metadata.get("nbgrader", {}).get("grade_id") == "imports":
+            assert 'helpers.start(lang="ko")' in k.source
+            shape = translate._code_shape(e.source.replace(translate.START, 'helpers.start("ko")'))
+            assert translate._code_shape(k.source.replace('lang="ko"', '"ko"')) == shape
+            continue
+        assert translate._code_shape(k.source) == shape, f"{k.get('id')}: the code changed"
+    assert ko.metadata["pe_course"]["language"] == "ko"
+
+
+def test_counts_of_translated_cells_and_strings():
+    """Every Markdown cell of the course is translated, and code strings besides."""
+    markdown = strings = 0
+    for base in ASSIGNMENTS:
+        entries = translate.load(base, "ko")
+        markdown += sum("markdown" in e for e in entries.values())
+        strings += sum(len(e.get("strings") or {}) for e in entries.values())
+    english_markdown = sum(
+        c.cell_type == "markdown" for base in ASSIGNMENTS for c in translate.english(base).cells
+    )
+    print(f"translated: {markdown} Markdown cells of {english_markdown}, {strings} code strings")
+    assert markdown == english_markdown
+    assert strings > 0
+
+
+# --------------------------------------------------------------------------- the tool can fail
+
+
+def _tiny(tmp_path: Path) -> Path:
+    """A course with one English notebook 01_order (a copy) to translate."""
+    root = tmp_path / "course"
+    (root / "source" / "01_order").mkdir(parents=True)
+    shutil.copy2(ROOT / "source/01_order/01_order.ipynb", root / "source/01_order/")
+    shutil.copy2(ROOT / "nbgrader_config.py", root)
+    return root
+
+
+def test_translate_tool_reports_each_problem(tmp_path):
+    root = _tiny(tmp_path)
+    base = "01_order"
+    path = translate.translation_path(base, "ko", root)
+    assert translate.problems(base, "ko", root) == [f"{path.relative_to(root)}: no translation file"]
+    path.write_text(translate.skeleton(base, "ko", root), encoding="utf-8")
+    untranslated = translate.problems(base, "ko", root)
+    assert any("not translated yet" in p for p in untranslated)
+    # translate every Markdown cell (a stand-in text) and one assert message
+    import yaml
+
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    en = translate.english(base, root)
+    code = {c.get("id"): c for c in en.cells if c.cell_type == "code"}
+    for cid, entry in data["cells"].items():
+        if "markdown" in entry:
+            entry["markdown"] = "번역된 셀 " + cid
+        else:
+            entry["strings"] = {}
+    test_id = next(cid for cid, c in code.items() if cid.startswith("test_") and '"' in c.source)
+    message = re.search(r'"([^"{}]{12,})"', code[test_id].source).group(1)
+    data["cells"].setdefault(test_id, {"en": translate.fingerprint(code[test_id].source)})
+    data["cells"][test_id]["strings"] = {message: "번역된 메시지"}
+    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    assert translate.problems(base, "ko", root) == []
+    assert "번역된 메시지" in "".join(c.source for c in translate.build(base, "ko", root).cells)
+
+    def broken(change) -> list[str]:
+        bad = json.loads(json.dumps(data))
+        change(bad["cells"])
+        path.write_text(yaml.safe_dump(bad, allow_unicode=True), encoding="utf-8")
+        return translate.problems(base, "ko", root)
+
+    assert any("changed since" in p for p in broken(lambda c: c["title"].update(en="0" * 12)))
+    assert any("no translation" in p for p in broken(lambda c: c.pop("title")))
+    assert any("not in 01_order" in p for p in broken(lambda c: c.update(nope={"en": "x"})))
+    answer = next(cid for cid in code if cid.startswith("answer_"))
+    solution_line = translate._protected_spans(code[answer].source)[0]
+    inside = code[answer].source[solution_line[0] : solution_line[1]].splitlines()[1].strip()
+
+    def in_solution(c):
+        c[answer] = {"en": translate.fingerprint(code[answer].source), "strings": {inside: "x"}}
+
+    assert any("inside a solution" in p for p in broken(in_solution))
+
+    def changes_code(c):  # the message is the test cell's docstring: close it, add code
+        c[test_id]["strings"] = {message: 'x""" + str(1) + """'}
+
+    def does_not_parse(c):
+        c[test_id]["strings"] = {message: 'x"""'}
+
+    assert any("does not parse" in p for p in broken(does_not_parse))
+    assert any("changes the code" in p for p in broken(changes_code))
+    with pytest.raises(ValueError, match="changes the code"):
+        translate.build(base, "ko", root)
+
+
+def test_generate_builds_the_korean_source_then_the_learner_notebook(tmp_path):
+    """`python -m helpers generate 01_order_ko` in a course copy: source, then notebooks/."""
+    root = tmp_path / "course"
+    (root / "source").mkdir(parents=True)
+    shutil.copy2(ROOT / "nbgrader_config.py", root)
+    shutil.copytree(ROOT / "source/01_order", root / "source/01_order")
+    assert cli.generate(["01_order_ko"], root=root) == 0
+    built = root / "source/01_order_ko/01_order_ko.ipynb"
+    learner = root / "notebooks/01_order_ko/01_order_ko.ipynb"
+    assert built.read_text(encoding="utf-8") == translate.output_path("01_order", "ko").read_text(
+        encoding="utf-8"
+    )
+    assert learner.exists() and not (root / "notebooks/01_order_ko/01_order.ko.yaml").exists()
+    text = learner.read_text(encoding="utf-8")
+    assert "BEGIN SOLUTION" not in text and HANGUL.search(text)
+
+
+def test_assignment_ids_and_languages():
+    assert i18n.split_assignment("06_rope_ko") == ("06_rope", "ko")
+    assert i18n.split_assignment("10_long_context") == ("10_long_context", "en")
+    assert i18n.assignment_id("06_rope", "ko") == "06_rope_ko"
+    with pytest.raises(ValueError, match="en .English., ko"):
+        i18n.assignment_id("06_rope", "fr")
+
+
+def test_lab_command_opens_the_korean_notebook_01():
+    cmd = cli.lab_command("ko")
+    assert cmd[-1].endswith("notebooks/01_order_ko/01_order_ko.ipynb")
+    assert Path(cmd[-1]).exists()
+    assert cli.lab_command()[-1].endswith("notebooks/01_order/01_order.ipynb")
+
+
+def test_make_lab_lang_ko_opens_the_korean_notebooks():
+    """`make lab LANG=ko` (a dry run): JupyterLab on notebooks/01_order_ko."""
+    import subprocess
+
+    out = subprocess.run(
+        ["make", "-n", "--no-print-directory", "lab", "LANG=ko"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout
+    assert "notebooks/01_order_ko/01_order_ko.ipynb" in out
+    english = subprocess.run(
+        ["make", "-n", "--no-print-directory", "lab", "LANG=C.UTF-8"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout
+    assert "notebooks/01_order/01_order.ipynb" in english and "_ko" not in english
+
+
+def test_figures_render_hangul():
+    """A figure with a Korean title draws real glyphs (a font with Hangul is installed)."""
+    from helpers import fonts, plots
+
+    assert fonts.renders_hangul(), "no font with Hangul: `pip install koreanize-matplotlib`"
+    fig = plots._figure((3, 1))
+    ax = fig.subplots()
+    ax.set_title("위치 인코딩")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "Glyph ... missing from font(s)" is a warning
+        fig.canvas.draw()
