@@ -60,6 +60,8 @@ MOVES = {
     "07_alibi": [("seq_len", ("994", "64"))],
     "08_offsets": [("d", ("512", "64"))],
 }
+# The Korean notebook opened, run and read: its self-check must answer in Korean.
+KOREAN, UNWRITTEN = "06_rope_ko", "rope_score"
 REPEAT = 3  # moves per slider: start -> new -> start -> new ...
 MIN_TRACK = 200  # px
 ARTIFACTS = kit.REPO / "artifacts" / "browser"
@@ -151,6 +153,11 @@ def lab(tmp_path_factory):
         rehearsal.make_submission(
             notebook, root / "source" / assignment / f"{assignment}.ipynb", notebook
         )
+    if kit.real_ids([KOREAN]):  # answered, but for one exercise left unwritten
+        classroom.copy_course(kit.REPO, root, [KOREAN])
+        notebook = root / "notebooks" / KOREAN / f"{KOREAN}.ipynb"
+        source = root / "source" / KOREAN / f"{KOREAN}.ipynb"
+        rehearsal.make_submission(notebook, source, notebook, broken=[f"answer_{UNWRITTEN}"])
     port, token = _free_port(), secrets.token_hex(16)
     home = tmp_path / "home"
     home.mkdir()
@@ -386,3 +393,44 @@ def test_widget_slider_changes_figure(lab, browser):
     h, w = min(before.shape[0], after.shape[0]), min(before.shape[1], after.shape[1])
     changed = np.abs(before[:h, :w] - after[:h, :w]).max(axis=-1) > 0.05
     assert changed.mean() > 0.01, f"only {changed.mean():.2%} of the plot changed"
+
+
+@pytest.mark.skipif(bool(_skip_reason()), reason=_skip_reason() or "ready")
+def test_korean_notebook_answers_in_korean(lab, browser):
+    """Run all cells of 06_rope_ko with one exercise unwritten: the notebook goes on to the
+    end, and the self-check names that function in a Korean verdict."""
+    import re
+
+    if not kit.real_ids([KOREAN]):
+        pytest.skip(f"{KOREAN} does not exist yet")
+    url, token = lab
+    page = browser.new_page(viewport={"width": 1400, "height": 1000}, device_scale_factor=2)
+    page.set_default_timeout(120_000)
+    try:
+        explorer, _ = _open_and_run(page, url, token, KOREAN)
+        time.sleep(1.0)
+        explorer.screenshot(path=str(ARTIFACTS / f"{KOREAN}-explorer.png"))
+        last = page.locator(".jp-Cell").last
+        last.locator(".jp-OutputArea-output").first.wait_for(timeout=300_000)
+        last.scroll_into_view_if_needed()
+        page.wait_for_function(  # the self-check's table is printed
+            "el => el.innerText.includes('apply_rope')",
+            arg=last.element_handle(),
+            timeout=300_000,
+        )
+        verdict = last.locator(".jp-OutputArea").inner_text()
+        last.screenshot(path=str(ARTIFACTS / f"{KOREAN}-self-check.png"))
+        title = page.locator(".jp-MarkdownCell").first.inner_text()
+    finally:
+        page.close()
+        _stop_kernels(url, token)
+    hangul = re.compile("[\uac00-\ud7a3]")
+    print(f"\n{KOREAN} self-check:\n{verdict}")
+    assert hangul.search(title), f"the first cell is not in Korean: {title[:200]!r}"
+    line = next((ln for ln in verdict.splitlines() if ln.startswith(UNWRITTEN)), "")
+    assert line, f"the self-check does not list {UNWRITTEN}:\n{verdict}"
+    assert hangul.search(line) and "NotImplementedError" not in line.split()[0], (
+        f"the verdict on {UNWRITTEN} is not in Korean: {line!r}"
+    )
+    passed = [ln for ln in verdict.splitlines() if ln.startswith("apply_rope")]
+    assert passed and hangul.search(passed[0]), f"apply_rope's verdict: {passed}"
