@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from helpers import validate
+from helpers.i18n import tr
 from helpers.widgets.base import interactive
 
 if TYPE_CHECKING:
@@ -112,8 +113,8 @@ def pe_heatmaps(tables: list[tuple[str, np.ndarray]]) -> Picture:
         pe = validate.matrix(pe, "pe", ndim=2)
         im = ax.imshow(pe, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
         ax.set_title(title, fontsize=10)
-        ax.set_xlabel("dimension j  (pair i = j // 2)")
-        ax.set_ylabel("position pos")
+        ax.set_xlabel(tr("dimension j  (pair i = j // 2)"))
+        ax.set_ylabel(tr("position pos"))
         ax.xaxis.set_major_locator(MaxNLocator(nbins=8, integer=True))
     fig.colorbar(im, ax=list(axes), label="PE[pos, j]", shrink=0.9)
     return Picture(fig)
@@ -132,16 +133,19 @@ def wavelength_figure(wavelengths, ds=(16, 64, 512), base: float = 10000.0) -> P
         lam = np.asarray(wavelengths(d, base), dtype=np.float64)
         frac = np.arange(lam.size) / lam.size
         style = styles[k] if k < len(styles) else {"lw": 1.5}
-        ax.plot(frac, lam, label=f"d = {d}: {lam.size} pairs", zorder=3 - k, **style)
+        ax.plot(frac, lam, label=tr("d = {d}: {n} pairs", d=d, n=lam.size), zorder=3 - k, **style)
     ax.set_yscale("log")
     ax.set_ylim(2.0, 2 * np.pi * base * 6)
-    for value, text in ((2 * np.pi, "2 pi: the second hand"), (2 * np.pi * base, "2 pi base")):
+    for value, text in ((2 * np.pi, tr("2 pi: the second hand")), (2 * np.pi * base, tr("2 pi base"))):
         ax.axhline(value, color="0.6", lw=0.8, ls="--")
         ax.text(0.99, value * 1.3, text, fontsize=8, color="0.35", ha="right")
-    ax.set_xlabel("pair index i / (d/2)")
-    ax.set_ylabel("wavelength (tokens)")
+    ax.set_xlabel(tr("pair index i / (d/2)"))
+    ax.set_ylabel(tr("wavelength (tokens)"))
     ax.set_title(
-        f"One geometric ladder of wavelengths for every d (base {base:g}): more pairs, more rungs",
+        tr(
+            "One geometric ladder of wavelengths for every d (base {base:g}): more pairs, more rungs",
+            base=base,
+        ),
         fontsize=10,
     )
     ax.legend(fontsize=8, loc="upper left")
@@ -169,8 +173,8 @@ def norm_bars(rows: list[tuple[str, float, float, float]]) -> Picture:
         bars = ax.bar(x + (k - 1) * width, values, width, label=label, color=colour)
         ax.bar_label(bars, fmt="%.1f", fontsize=8)
     ax.set_xticks(x, [row[0] for row in rows])
-    ax.set_ylabel("mean vector norm")
-    ax.set_title("Who is louder: the word or its position?", fontsize=10)
+    ax.set_ylabel(tr("mean vector norm"))
+    ax.set_title(tr("Who is louder: the word or its position?"), fontsize=10)
     ax.legend(fontsize=8)
     return Picture(fig)
 
@@ -198,13 +202,13 @@ def pair_energy_figure(pe, positions: Sequence[int]) -> Picture:
     pairs = np.arange(pe.shape[1] // 2)
     for ax, pos in zip(axes, positions):
         s2, c2 = pe[pos, 0::2] ** 2, pe[pos, 1::2] ** 2
-        ax.bar(pairs, s2, color="tab:blue", label="sin² (dim 2i)")
-        ax.bar(pairs, c2, bottom=s2, color="tab:orange", label="cos² (dim 2i+1)")
+        ax.bar(pairs, s2, color="tab:blue", label=tr("sin² (dim 2i)"))
+        ax.bar(pairs, c2, bottom=s2, color="tab:orange", label=tr("cos² (dim 2i+1)"))
         total = float(np.sum(s2 + c2))
-        ax.set_title(f"pos = {pos}: sum of the bars = {total:.6g}")
-        ax.set_xlabel("pair i")
+        ax.set_title(tr("pos = {pos}: sum of the bars = {total:.6g}", pos=pos, total=total))
+        ax.set_xlabel(tr("pair i"))
         ax.xaxis.set_major_locator(MaxNLocator(8, integer=True))
-    axes[0].set_ylabel("sin² + cos² of pair i")
+    axes[0].set_ylabel(tr("sin² + cos² of pair i"))
     axes[0].set_ylim(0, 1.25)
     axes[-1].legend(loc="upper right", fontsize="small", ncols=2)
     return Picture(fig)
@@ -221,16 +225,16 @@ def ratio_figure(ds: Sequence[int], unscaled: Sequence[float], scaled: Sequence[
     fig = _figure((6.4, 3.4))
     ax = fig.add_subplot()
     x = np.arange(len(ds))
-    ax.bar(x - 0.2, unscaled, width=0.4, color="tab:gray", label="token_emb (no scale)")
-    ax.bar(x + 0.2, scaled, width=0.4, color="tab:green", label="token_emb * sqrt(d)")
-    ax.axhline(1.0, color="black", ls="--", lw=1, label="words as loud as positions")
+    ax.bar(x - 0.2, unscaled, width=0.4, color="tab:gray", label=tr("token_emb (no scale)"))
+    ax.bar(x + 0.2, scaled, width=0.4, color="tab:green", label=tr("token_emb * sqrt(d)"))
+    ax.axhline(1.0, color="black", ls="--", lw=1, label=tr("words as loud as positions"))
     for xi, u, s in zip(x, unscaled, scaled):
         ax.annotate(f"{u:.3f}", (xi - 0.2, u), ha="center", va="bottom", fontsize="small")
         ax.annotate(f"{s:.3f}", (xi + 0.2, s), ha="center", va="bottom", fontsize="small")
     ax.set_yscale("log")
     ax.set_xticks(x, [f"d = {d}" for d in ds])
-    ax.set_ylabel("mean word norm / sqrt(d/2)")
-    ax.set_title("How loud the words are against the positions")
+    ax.set_ylabel(tr("mean word norm / sqrt(d/2)"))
+    ax.set_title(tr("How loud the words are against the positions"))
     ax.legend(loc="upper left", fontsize="small")
     ax.set_ylim(0.02, 8)
     return Picture(fig)
@@ -240,7 +244,7 @@ def profile_figure(
     curves: Mapping[str, tuple[Sequence[float], Sequence[float]]],
     points: tuple[Sequence[float], Sequence[float]] | None = None,
     title: str = "",
-    ylabel: str = "dot product / (d/2)",
+    ylabel: str | None = None,
     log_k: bool = False,
 ) -> Picture:
     """Dot-product profiles against the distance k, one line per label; optional marked points.
@@ -262,14 +266,14 @@ def profile_figure(
             mfc="none",
             mec="black",
             mew=1.5,
-            label="seed 000 table (d = 32, pos = 25)",
+            label=tr("the positional-encoding article's table (d = 32, pos = 25)"),
         )
     ax.axhline(0.0, color="gray", lw=0.8)
     if log_k:
         ax.set_xscale("symlog", linthresh=1.0)
         ax.set_xlim(0, max(float(np.max(ks)) for ks, _ in curves.values()))
-    ax.set_xlabel("distance k (log scale above 1)" if log_k else "distance k")
-    ax.set_ylabel(ylabel)
+    ax.set_xlabel(tr("distance k (log scale above 1)") if log_k else tr("distance k"))
+    ax.set_ylabel(tr("dot product / (d/2)") if ylabel is None else ylabel)
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(loc="lower left", fontsize="small")
@@ -305,8 +309,8 @@ def layout_figure(interleaved_to_half: Callable, d: int = 8) -> Picture:
     ax.axis("off")
     colours = [f"C{(j // 2) % 10}" for j in range(d)]  # colour of interleaved dim j: its pair
     rows = (
-        (1.5, np.arange(d), "interleaved\n(RoFormer)"),
-        (0.0, src, "half-split\n(GPT-NeoX, Llama)"),
+        (1.5, np.arange(d), tr("interleaved\n(RoFormer)")),
+        (0.0, src, tr("half-split\n(GPT-NeoX, Llama)")),
     )
     for y, dims, name in rows:
         for slot, j in enumerate(dims):
@@ -333,7 +337,7 @@ def layout_figure(interleaved_to_half: Callable, d: int = 8) -> Picture:
         )
     )
     ax.text(-0.75, 0.75, "P  ↓", ha="right", va="center", fontsize=11, weight="bold")
-    fig.suptitle(f"the same pairs in two layouts (d = {d}): colour = pair i", fontsize=11)
+    fig.suptitle(tr("the same pairs in two layouts (d = {d}): colour = pair i", d=d), fontsize=11)
     return Picture(fig)
 
 
@@ -363,13 +367,13 @@ def distance_by_length_figure(lengths: Sequence[int], distances, slopes) -> Pict
     for h, slope in enumerate(slopes):
         ax.plot(lengths, distances[:, h], "o-", ms=4, color=colours[h], label=f"1/{1 / slope:.4g}")
         ax.axhline(1.0 / np.expm1(slope), color=colours[h], ls=":", lw=1)
-    ax.plot(lengths, (lengths - 1) / 4, color="0.5", lw=2, alpha=0.6, label="no bias: (L-1)/4")
+    ax.plot(lengths, (lengths - 1) / 4, color="0.5", lw=2, alpha=0.6, label=tr("no bias: (L-1)/4"))
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("sequence length L")
-    ax.set_ylabel("mean attention distance (tokens)")
-    ax.set_title("Each head stops at its own range (dotted: 1/(exp(slope) - 1))")
-    ax.legend(title="slope", fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    ax.set_xlabel(tr("sequence length L"))
+    ax.set_ylabel(tr("mean attention distance (tokens)"))
+    ax.set_title(tr("Each head stops at its own range (dotted: 1/(exp(slope) - 1))"))
+    ax.legend(title=tr("slope"), fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
     ax.grid(alpha=0.3, which="both")
     return Picture(fig)
 
@@ -400,13 +404,13 @@ def turns_figure(turns: Callable, slow_pairs: Callable, d: int, deltas: Sequence
             "o-",
             ms=3,
             color=colours[t],
-            label=f"delta = {delta}: {slow} pairs under one turn",
+            label=tr("delta = {delta}: {slow} pairs under one turn", delta=delta, slow=slow),
         )
-    ax.axhline(1.0, color="black", ls="--", lw=1, label="one full turn")
+    ax.axhline(1.0, color="black", ls="--", lw=1, label=tr("one full turn"))
     ax.set_yscale("log")
-    ax.set_xlabel("pair i")
-    ax.set_ylabel("turns over the distance (log scale)")
-    ax.set_title("Slow pairs keep counting where fast pairs have wrapped around")
+    ax.set_xlabel(tr("pair i"))
+    ax.set_ylabel(tr("turns over the distance (log scale)"))
+    ax.set_title(tr("Slow pairs keep counting where fast pairs have wrapped around"))
     ax.legend(fontsize=8, loc="upper right")
     ax.grid(alpha=0.3)
     return Picture(fig)

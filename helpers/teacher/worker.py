@@ -50,6 +50,8 @@ PUBLIC_MODULES = (
     "helpers.plots",
     "helpers.widgets",
     "helpers.grader",
+    "helpers.i18n",
+    "helpers.fonts",
 )
 # Modules whose attributes learner code must not replace (undone, and the code fails).
 PROTECTED = (builtins, math, numpy)
