@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from helpers.i18n import tr
 from helpers.teacher import reference as ref
 from helpers.teacher.checks.base import Case, FunctionCheck, Mistake, maybe_list, words
 
@@ -22,7 +23,7 @@ def _weights_tensor(rng: np.random.Generator, h: int, L: int) -> np.ndarray:
 
 def _slopes_fixed() -> list[Case]:
     shown = [Case((n,), {}, f"n_heads={n}", "edge" if n == 1 else "") for n in (8, 1, 2, 6, 12)]
-    return [*shown, Case((0,), {}, "bad input: n_heads=0")]
+    return [*shown, Case((0,), {}, tr("bad input: n_heads=0"))]
 
 
 def _slopes_random(rng: np.random.Generator) -> list[Case]:
@@ -57,10 +58,10 @@ ALIBI_SLOPES = FunctionCheck(
 
 def _bias_fixed() -> list[Case]:
     return [
-        Case((8, 4), {}, "n_heads=8, seq_len=4, causal"),
-        Case((6, 5), {"causal": False}, "n_heads=6, seq_len=5, not causal"),
-        Case((1, 1), {}, "one head, seq_len=1", part="edge"),
-        Case((2, 0), {}, "bad input: seq_len=0"),
+        Case((8, 4), {}, tr("n_heads=8, seq_len=4, causal")),
+        Case((6, 5), {"causal": False}, tr("n_heads=6, seq_len=5, not causal")),
+        Case((1, 1), {}, tr("one head, seq_len=1"), part="edge"),
+        Case((2, 0), {}, tr("bad input: seq_len=0")),
     ]
 
 
@@ -124,14 +125,14 @@ def _alibi_attention_fixed() -> list[Case]:
     Q, K, V = (r.normal(size=(2, 4, 8)) for _ in range(3))
     slopes = ref.alibi_slopes(2)
     return [
-        Case((Q, K, V, slopes), {}, "2 heads, L=4, d=8, causal"),
+        Case((Q, K, V, slopes), {}, tr("2 heads, L=4, d=8, causal")),
         Case(
             (Q.tolist(), K.tolist(), V.tolist(), slopes.tolist()),
             {"causal": False},
-            "the same as lists, not causal",
+            tr("the same as lists, not causal"),
         ),
-        Case((Q[:1, :1], K[:1, :1], V[:1, :1], [0.5]), {}, "one head, one token", part="edge"),
-        Case((Q, K, V, [0.5]), {}, "bad input: one slope for 2 heads"),
+        Case((Q[:1, :1], K[:1, :1], V[:1, :1], [0.5]), {}, tr("one head, one token"), part="edge"),
+        Case((Q, K, V, [0.5]), {}, tr("bad input: one slope for 2 heads")),
     ]
 
 
@@ -142,7 +143,7 @@ def _alibi_attention_random(rng: np.random.Generator) -> list[Case]:
         Q, K, V = (rng.normal(size=(h, L, d)) for _ in range(3))
         slopes = ref.alibi_slopes(h)
         causal = bool(rng.random() < 0.5)
-        label = f"{h} heads, L={L}, d={d}, causal={causal}"
+        label = tr("{h} heads, L={L}, d={d}, causal={causal}", h=h, L=L, d=d, causal=causal)
         cases.append(Case((maybe_list(rng, Q), K, V, slopes), {"causal": causal}, label))
     return cases
 
@@ -163,10 +164,10 @@ def _mad_fixed() -> list[Case]:
     eye = np.eye(3)[None]
     uniform = np.full((1, 4, 4), 0.25)
     return [
-        Case((eye,), {}, "one head that looks only at itself (L=3)", part="edge"),
-        Case((uniform.tolist(),), {}, "one uniform head (L=4) as a list"),
-        Case((_weights_tensor(np.random.default_rng(6), 3, 5),), {}, "3 heads, L=5"),
-        Case((np.eye(3),), {}, "bad input: a 2-dimensional weights array"),
+        Case((eye,), {}, tr("one head that looks only at itself (L=3)"), part="edge"),
+        Case((uniform.tolist(),), {}, tr("one uniform head (L=4) as a list")),
+        Case((_weights_tensor(np.random.default_rng(6), 3, 5),), {}, tr("3 heads, L=5")),
+        Case((np.eye(3),), {}, tr("bad input: a 2-dimensional weights array")),
     ]
 
 
@@ -175,7 +176,7 @@ def _mad_random(rng: np.random.Generator) -> list[Case]:
     for _ in range(4):
         h, L = int(rng.integers(1, 6)), int(rng.integers(1, 13))
         w = _weights_tensor(rng, h, L)
-        cases.append(Case((maybe_list(rng, w),), {}, f"weights {words(w)}"))
+        cases.append(Case((maybe_list(rng, w),), {}, tr("weights {shape}", shape=words(w))))
     return cases
 
 

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from helpers.i18n import tr
 from helpers.teacher import reference as ref
 from helpers.teacher.checks.base import Case, FunctionCheck, Mistake, maybe_list, normal, words
 
@@ -40,20 +41,22 @@ def _qkv(seed: int, n: int, m: int, d: int, dv: int) -> tuple:
 def _lookup_fixed() -> list[Case]:
     table, small = article_table(), _small_table()
     return [
-        Case((table, [0, 1, 511]), {}, "the article's 512 x 32 table, positions [0, 1, 511]"),
+        Case((table, [0, 1, 511]), {}, tr("the article's 512 x 32 table, positions [0, 1, 511]")),
         Case(
             (table, [511, 512]),
             {},
-            "the article's 512 x 32 table, positions [511, 512]: 512 is past the end",
+            tr("the article's 512 x 32 table, positions [511, 512]: 512 is past the end"),
         ),
         Case(
             (small.tolist(), [[0, 7], [3, 3]]),
             {},
-            "an 8 x 4 table as a list, positions [[0, 7], [3, 3]]",
+            tr("an 8 x 4 table as a list, positions [[0, 7], [3, 3]]"),
         ),
-        Case((small, 5), {}, "an 8 x 4 table, one position 5"),
-        Case((small, [3, 8, 9]), {}, "an 8 x 4 table, positions [3, 8, 9]: 8 and 9 past the end"),
-        Case((small, np.array([2, -1])), {}, "bad input: an 8 x 4 table, positions [2, -1]"),
+        Case((small, 5), {}, tr("an 8 x 4 table, one position 5")),
+        Case(
+            (small, [3, 8, 9]), {}, tr("an 8 x 4 table, positions [3, 8, 9]: 8 and 9 past the end")
+        ),
+        Case((small, np.array([2, -1])), {}, tr("bad input: an 8 x 4 table, positions [2, -1]")),
     ]
 
 
@@ -65,7 +68,12 @@ def _lookup_random(rng: np.random.Generator) -> list[Case]:
         shape = [(), (int(rng.integers(1, 9)),), (2, int(rng.integers(1, 5)))][t % 3]
         pos = rng.integers(0, max_len, size=shape)
         positions = int(pos) if pos.ndim == 0 else maybe_list(rng, pos)
-        label = f"a {max_len} x {d} table, positions {np.asarray(pos).tolist()}"
+        label = tr(
+            "a {rows} x {d} table, positions {positions}",
+            rows=max_len,
+            d=d,
+            positions=np.asarray(pos).tolist(),
+        )
         cases.append(Case((maybe_list(rng, table), positions), {}, label))
     return cases
 
@@ -144,11 +152,11 @@ NOTEBOOK_RELS = [-5000, -128, -17, -8, -1, 0, 1, 7, 8, 9, 127, 128, 5000]
 
 def _bucket_fixed() -> list[Case]:
     return [
-        Case((np.arange(-200, 201),), {}, "rel = -200 .. 200, the defaults (32 buckets, 128)"),
+        Case((np.arange(-200, 201),), {}, tr("rel = -200 .. 200, the defaults (32 buckets, 128)")),
         Case(
             (NOTEBOOK_RELS,),
             {"bidirectional": False},
-            f"rel = {NOTEBOOK_RELS} as a list, bidirectional=False",
+            tr("rel = {rel} as a list, bidirectional=False", rel=NOTEBOOK_RELS),
         ),
         Case(
             (ref.relative_positions(4, 6),),
@@ -158,9 +166,9 @@ def _bucket_fixed() -> list[Case]:
         Case(
             (np.arange(-5000, 5001, 37),),
             {"num_buckets": 64, "max_distance": 1000},
-            "rel = -5000 .. 5000 in steps of 37, num_buckets=64, max_distance=1000",
+            tr("rel = -5000 .. 5000 in steps of 37, num_buckets=64, max_distance=1000"),
         ),
-        Case(([-3, 0, 3],), {"num_buckets": 7}, "bad input: num_buckets=7 (odd)"),
+        Case(([-3, 0, 3],), {"num_buckets": 7}, tr("bad input: num_buckets=7 (odd)")),
     ]
 
 
@@ -176,8 +184,14 @@ def _bucket_random(rng: np.random.Generator) -> list[Case]:
             Case(
                 (maybe_list(rng, rel),),
                 {"bidirectional": bidirectional, "num_buckets": nb, "max_distance": max_distance},
-                f"rel {words(rel)} in -5000 .. 5000, bidirectional={bidirectional}, "
-                f"num_buckets={nb}, max_distance={max_distance}",
+                tr(
+                    "rel {shape} in -5000 .. 5000, bidirectional={bidirectional}, "
+                    "num_buckets={nb}, max_distance={max_distance}",
+                    shape=words(rel),
+                    bidirectional=bidirectional,
+                    nb=nb,
+                    max_distance=max_distance,
+                ),
             )
         )
     return cases
@@ -269,12 +283,14 @@ def _bias_fixed() -> list[Case]:
         Case(
             ((np.arange(24.0).reshape(8, 3) / 10).tolist(), 5, 5),
             {"bidirectional": False, "max_distance": 20},
-            "bucket_bias 8 x 3 as a list, q_len=5, k_len=5, bidirectional=False, max_distance=20",
+            tr(
+                "bucket_bias 8 x 3 as a list, q_len=5, k_len=5, bidirectional=False, max_distance=20"
+            ),
         ),
         Case(
             (np.linspace(-1.0, 1.0, 32)[:, None], 1, 300),
             {},
-            "bucket_bias 32 x 1, one query and 300 keys (distances past 128)",
+            tr("bucket_bias 32 x 1, one query and 300 keys (distances past 128)"),
         ),
     ]
 
@@ -320,10 +336,10 @@ def _shaw_fixed() -> list[Case]:
         Case(
             (Q2.tolist(), K2, R2.tolist(), 3),
             {},
-            "Q 3x4 as a list, K 7x4, rel_k 7x4 as a list, max_rel=3",
+            tr("Q 3x4 as a list, K 7x4, rel_k 7x4 as a list, max_rel=3"),
         ),
         Case((Q[:4], K[:4], R[2:3], 0), {}, "Q 4x4, K 4x4, rel_k 1x4, max_rel=0"),
-        Case((Q, K, R[:4], 2), {}, "bad input: rel_k 4x4 with max_rel=2 (5 rows needed)"),
+        Case((Q, K, R[:4], 2), {}, tr("bad input: rel_k 4x4 with max_rel=2 (5 rows needed)")),
     ]
 
 
@@ -398,8 +414,12 @@ def _causal_fixed() -> list[Case]:
     Q, K, V = _qkv(7, 5, 5, 4, 3)
     return [
         Case((Q, K, V), {}, "Q 5x4, K 5x4, V 5x3"),
-        Case((Q[:3].tolist(), K[:3].tolist(), V[:3].tolist()), {}, "Q, K, V of 3 tokens as lists"),
-        Case((Q[:1], K[:1], V[:1]), {}, "one token"),
+        Case(
+            (Q[:3].tolist(), K[:3].tolist(), V[:3].tolist()),
+            {},
+            tr("Q, K, V of 3 tokens as lists"),
+        ),
+        Case((Q[:1], K[:1], V[:1]), {}, tr("one token")),
     ]
 
 
@@ -457,10 +477,10 @@ def _gap_fixed() -> list[Case]:
         Case(
             (X.tolist(), Wq, Wk, Wv, [1, 0, 2, 3, 4, 5]),
             {},
-            "X 6x8 as a list, perm [1, 0, 2, 3, 4, 5]",
+            tr("X 6x8 as a list, perm [1, 0, 2, 3, 4, 5]"),
         ),
-        Case((X, Wq, Wk, Wv, [0, 1, 2, 3, 4, 5]), {}, "X 6x8, the identity perm"),
-        Case((X, Wq, Wk, Wv, [0, 0, 1, 2, 3, 4]), {}, "bad input: perm [0, 0, 1, 2, 3, 4]"),
+        Case((X, Wq, Wk, Wv, [0, 1, 2, 3, 4, 5]), {}, tr("X 6x8, the identity perm")),
+        Case((X, Wq, Wk, Wv, [0, 0, 1, 2, 3, 4]), {}, tr("bad input: perm [0, 0, 1, 2, 3, 4]")),
     ]
 
 

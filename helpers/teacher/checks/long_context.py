@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from helpers.i18n import tr
 from helpers.teacher import reference as ref
 from helpers.teacher.checks.base import Case, FunctionCheck, Mistake, even_d, fmt, maybe_list
 
@@ -56,9 +57,9 @@ def _label(d, base, f, **more) -> str:
 def _pi_fixed() -> list[Case]:
     return [
         Case((D, BASE, FACTOR), {}, _label(D, BASE, FACTOR)),
-        Case((64, BASE, 1), {}, _label(64, BASE, 1) + " (nothing stretched)"),
+        Case((64, BASE, 1), {}, tr("{case} (nothing stretched)", case=_label(64, BASE, 1))),
         Case((4, 1e6, 1.5), {}, _label(4, 1e6, 1.5)),
-        Case((D, BASE, 0.5), {}, "bad input: factor=0.5 (below 1)"),
+        Case((D, BASE, 0.5), {}, tr("bad input: factor=0.5 (below 1)")),
     ]
 
 
@@ -97,7 +98,7 @@ def _ntk_base_fixed() -> list[Case]:
         Case((BASE, FACTOR, D), {}, f"base=1e4, factor=8, d={D}"),
         Case((BASE, 1, 64), {}, "base=1e4, factor=1, d=64"),
         Case((5e5, 2, 4), {}, "base=5e5, factor=2, d=4"),
-        Case((BASE, FACTOR, 2), {}, "bad input: d=2 (d - 2 = 0)"),
+        Case((BASE, FACTOR, 2), {}, tr("bad input: d=2 (d - 2 = 0)")),
     ]
 
 
@@ -180,10 +181,10 @@ def _dynamic_fixed() -> list[Case]:
         Case(
             (D, BASE, FACTOR, 2048, TRAIN_LEN),
             {},
-            _label(D, BASE, 8) + ", seq_len=2048 (shorter than training)",
+            tr("{case}, seq_len=2048 (shorter than training)", case=_label(D, BASE, 8)),
         ),
         Case((64, 5e5, 2, 4096, 4096), {}, _label(64, 5e5, 2) + ", seq_len=original_max=4096"),
-        Case((D, BASE, FACTOR, 0, TRAIN_LEN), {}, "bad input: seq_len=0"),
+        Case((D, BASE, FACTOR, 0, TRAIN_LEN), {}, tr("bad input: seq_len=0")),
     ]
 
 
@@ -223,7 +224,11 @@ def _yarn_fixed() -> list[Case]:
             {"beta_fast": 16, "beta_slow": 2},
             _label(D, BASE, 16) + ", original_max=8192, beta_fast=16, beta_slow=2",
         ),
-        Case((D, BASE, FACTOR, 4096.5), {}, "bad input: original_max=4096.5 (not an integer)"),
+        Case(
+            (D, BASE, FACTOR, 4096.5),
+            {},
+            tr("bad input: original_max=4096.5 (not an integer)"),
+        ),
     ]
 
 
@@ -340,19 +345,23 @@ def _unseen_fixed() -> list[Case]:
     th = ref.thetas(D, BASE)
     new = TRAIN_LEN * FACTOR
     return [
-        Case((th, th, TRAIN_LEN, new), {}, "plain RoPE, d=128, trained on 4096, used at 32768"),
+        Case(
+            (th, th, TRAIN_LEN, new),
+            {},
+            tr("plain RoPE, d=128, trained on 4096, used at 32768"),
+        ),
         Case(
             (th, ref.ntk_thetas(D, BASE, FACTOR).tolist(), TRAIN_LEN, new),
             {},
-            "NTK-aware factor 8 (as a list), trained on 4096, used at 32768",
+            tr("NTK-aware factor 8 (as a list), trained on 4096, used at 32768"),
         ),
         Case(
             (th.tolist(), ref.pi_thetas(D, BASE, FACTOR), TRAIN_LEN, new),
             {},
-            "position interpolation factor 8, trained on 4096, used at 32768",
+            tr("position interpolation factor 8, trained on 4096, used at 32768"),
         ),
-        Case((th, th, TRAIN_LEN, 2048), {}, "plain RoPE used at 2048, shorter than training"),
-        Case((th[:4], th[:4], 10, 11), {}, "4 pairs, trained on 10, used at 11"),
+        Case((th, th, TRAIN_LEN, 2048), {}, tr("plain RoPE used at 2048, shorter than training")),
+        Case((th[:4], th[:4], 10, 11), {}, tr("4 pairs, trained on 10, used at 11")),
     ]
 
 
@@ -385,7 +394,13 @@ def _unseen_random(rng: np.random.Generator) -> list[Case]:
             Case(
                 (maybe_list(rng, ref.thetas(d, b)), new, L, new_len),
                 {},
-                f"{method} rates, {_label(d, b, f)}, train_len={L}, new_len={new_len}",
+                tr(
+                    "{method} rates, {case}, train_len={L}, new_len={new_len}",
+                    method=method,
+                    case=_label(d, b, f),
+                    L=L,
+                    new_len=new_len,
+                ),
             )
         )
     return cases

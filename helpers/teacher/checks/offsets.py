@@ -12,6 +12,7 @@ import re
 
 import numpy as np
 
+from helpers.i18n import tr
 from helpers.teacher import reference as ref
 from helpers.teacher.checks.base import (
     Case,
@@ -72,7 +73,7 @@ def _sin_pos_fixed() -> list[Case]:
         Case((0, 64), {}, "pos=0, d=64", part="edge"),
         Case((4096, 64), {}, "pos=4096, d=64"),
         Case((3, 2), {"base": 100.0}, "pos=3, d=2, base=100", part="edge"),
-        Case((-1, 64), {}, "bad input: pos=-1"),
+        Case((-1, 64), {}, tr("bad input: pos=-1")),
     ]
 
 
@@ -98,8 +99,12 @@ SIN_POS = FunctionCheck(
 def _add_score_fixed() -> list[Case]:
     q, k = ref.demo_vectors()
     return [
-        Case((q, k, 5, 3), {}, "the demo q at m=5, k at n=3"),
-        Case((q.tolist(), k.tolist(), 4002, 4000), {}, "the demo vectors as lists, m=4002, n=4000"),
+        Case((q, k, 5, 3), {}, tr("the demo q at m=5, k at n=3")),
+        Case(
+            (q.tolist(), k.tolist(), 4002, 4000),
+            {},
+            tr("the demo vectors as lists, m=4002, n=4000"),
+        ),
         Case(
             ([0.5, 0.5], [1.0, -1.0], 0, 0), {"base": 100.0}, "d=2, m=0, n=0, base=100", part="edge"
         ),
@@ -144,20 +149,22 @@ def _offset_scan_fixed() -> list[Case]:
     q, k = ref.demo_vectors()
     return [
         Case(
-            (q, k, 2, [3, 10, 100, 4000]), {}, "the demo vectors, offset 2, starts 3, 10, 100, 4000"
+            (q, k, 2, [3, 10, 100, 4000]),
+            {},
+            tr("the demo vectors, offset 2, starts 3, 10, 100, 4000"),
         ),
         Case(
             (q.tolist(), k.tolist(), 5, [0]),
             {"base": 500.0},
-            "the demo vectors as lists, offset 5, start 0, base=500",
+            tr("the demo vectors as lists, offset 5, start 0, base=500"),
         ),
         Case(
             ([1.0, 0.0], [0.0, 1.0], 3, [4, 0, 2]),
             {},
-            "d=2, offset 3, starts 4, 0, 2 (not sorted)",
+            tr("d=2, offset 3, starts 4, 0, 2 (not sorted)"),
             part="edge",
         ),
-        Case((q, k, 2, [-1]), {}, "bad input: a start of -1"),
+        Case((q, k, 2, [-1]), {}, tr("bad input: a start of -1")),
     ]
 
 
@@ -167,7 +174,13 @@ def _offset_scan_random(rng: np.random.Generator) -> list[Case]:
         d, base, offset = even_d(rng), log_base(rng), int(rng.integers(0, 65))
         q, k = rng.normal(size=d), rng.normal(size=d)
         starts = [int(s) for s in rng.integers(0, 4097 - offset, size=int(rng.integers(1, 6)))]
-        label = f"d={d}, offset {offset}, starts {starts}, base={fmt(base)}"
+        label = tr(
+            "d={d}, offset {offset}, starts {starts}, base={base}",
+            d=d,
+            offset=offset,
+            starts=starts,
+            base=fmt(base),
+        )
         cases.append(
             Case((maybe_list(rng, q), maybe_list(rng, k), offset, starts), {"base": base}, label)
         )
@@ -211,9 +224,9 @@ OFFSET_SCAN = FunctionCheck(
 def _spread_fixed() -> list[Case]:
     return [
         Case(([3.0, -1.0, 2.5],), {}, "[3, -1, 2.5]"),
-        Case(([7.0],), {}, "a single value", part="edge"),
-        Case((np.array([1e-14, -2e-14, 0.0]),), {}, "tiny values as an array"),
-        Case(([],), {}, "bad input: an empty list"),
+        Case(([7.0],), {}, tr("a single value"), part="edge"),
+        Case((np.array([1e-14, -2e-14, 0.0]),), {}, tr("tiny values as an array")),
+        Case(([],), {}, tr("bad input: an empty list")),
     ]
 
 
@@ -221,7 +234,7 @@ def _spread_random(rng: np.random.Generator) -> list[Case]:
     cases = []
     for _ in range(4):
         v = normal(rng, int(rng.integers(1, 20)), scale=float(rng.choice([1.0, 100.0])))
-        cases.append(Case((maybe_list(rng, v),), {}, f"values {words(v)}"))
+        cases.append(Case((maybe_list(rng, v),), {}, tr("values {shape}", shape=words(v))))
     return cases
 
 
@@ -261,15 +274,15 @@ def check_report_files(json_text: str, md_text: str) -> tuple[bool, str]:
     try:
         data = json.loads(json_text)
     except (TypeError, ValueError) as exc:
-        return False, f"the JSON file is not valid JSON: {exc}"
+        return False, tr("the JSON file is not valid JSON: {error}", error=exc)
     ok, detail = agree("dict", data, ref.rope_report())
     if not ok:
-        return False, f"the JSON file: {detail}"
+        return False, tr("the JSON file: {detail}", detail=detail)
     if not isinstance(md_text, str):
-        return False, "the Markdown file could not be read as text"
+        return False, tr("the Markdown file could not be read as text")
     lines = md_text.splitlines()
     if not any("|" in line and _SEPARATOR.match(line) for line in lines):
-        return False, "the Markdown file has no table (no separator line like | --- | --- |)"
+        return False, tr("the Markdown file has no table (no separator line like | --- | --- |)")
     first_cells = set()
     for line in lines:
         if "|" not in line:
@@ -279,8 +292,8 @@ def check_report_files(json_text: str, md_text: str) -> tuple[bool, str]:
             first_cells.add(cells[0])
     missing = [k for k in REPORT_KEYS if k not in first_cells]
     if missing:
-        return False, f"the Markdown table has no row for {', '.join(missing)}"
-    return True, "the JSON report agrees and the Markdown table has a row for every key"
+        return False, tr("the Markdown table has no row for {keys}", keys=", ".join(missing))
+    return True, tr("the JSON report agrees and the Markdown table has a row for every key")
 
 
 WRITE_REPORT = FunctionCheck(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from helpers.i18n import tr
 from helpers.teacher import reference as ref
 from helpers.teacher.checks.base import (
     Case,
@@ -92,10 +93,10 @@ DEMO_VECTORS = FunctionCheck(
 def _dot_fixed() -> list[Case]:
     q, k = ref.demo_vectors()
     return [
-        Case((q, k), {}, "the demo vectors q and k"),
-        Case(([1.0, 2.0], [3.0, -4.0]), {}, "[1, 2] . [3, -4] as lists"),
-        Case((np.stack([q, k]), np.stack([k, k])), {}, "a batch of 2 vectors of 64 numbers"),
-        Case(([1.0, 2.0], [1.0, 2.0, 3.0]), {}, "bad input: vectors of 2 and 3 numbers"),
+        Case((q, k), {}, tr("the demo vectors q and k")),
+        Case(([1.0, 2.0], [3.0, -4.0]), {}, tr("[1, 2] . [3, -4] as lists")),
+        Case((np.stack([q, k]), np.stack([k, k])), {}, tr("a batch of 2 vectors of 64 numbers")),
+        Case(([1.0, 2.0], [1.0, 2.0, 3.0]), {}, tr("bad input: vectors of 2 and 3 numbers")),
     ]
 
 
@@ -105,7 +106,8 @@ def _dot_random(rng: np.random.Generator) -> list[Case]:
         d = even_d(rng)
         shape = (d,) if t % 2 == 0 else (int(rng.integers(1, 5)), d)
         a, b = rng.normal(size=shape), rng.normal(size=shape)
-        cases.append(Case((maybe_list(rng, a), maybe_list(rng, b)), {}, f"a and b {words(a)}"))
+        label = tr("a and b {shape}", shape=words(a))
+        cases.append(Case((maybe_list(rng, a), maybe_list(rng, b)), {}, label))
     return cases
 
 
@@ -126,7 +128,7 @@ def _thetas_fixed() -> list[Case]:
         Case((64,), {}, "d=64"),
         Case((2,), {}, "d=2", part="edge"),
         Case((8,), {"base": 100.0}, "d=8, base=100"),
-        Case((7,), {}, "bad input: an odd d=7"),
+        Case((7,), {}, tr("bad input: an odd d=7")),
     ]
 
 
@@ -145,18 +147,18 @@ def _rope_fixed() -> list[Case]:
     q, _ = ref.demo_vectors()
     batch = np.stack([q, q[::-1], np.cos(np.arange(64.0))])
     return [
-        Case((q, 0), {}, "d=64, pos=0 (the demo q)", part="edge"),
-        Case((q, 4096), {}, "d=64, pos=4096 (the demo q)"),
-        Case((q.tolist(), 7), {"base": 500.0}, "d=64, pos=7, base=500, the demo q as a list"),
-        Case(([0.6, -0.8], 3), {}, "d=2, pos=3, a list of 2 numbers", part="edge"),
+        Case((q, 0), {}, tr("d=64, pos=0 (the demo q)"), part="edge"),
+        Case((q, 4096), {}, tr("d=64, pos=4096 (the demo q)")),
+        Case((q.tolist(), 7), {"base": 500.0}, tr("d=64, pos=7, base=500, the demo q as a list")),
+        Case(([0.6, -0.8], 3), {}, tr("d=2, pos=3, a list of 2 numbers"), part="edge"),
         Case(
             (batch, np.array([0, 5, 4096])),
             {},
-            "d=64, a batch of 3 vectors, positions [0, 5, 4096]",
+            tr("d=64, a batch of 3 vectors, positions [0, 5, 4096]"),
         ),
-        Case((batch[:2].tolist(), 11), {}, "d=64, a batch of 2 vectors as a list, one pos=11"),
-        Case(([1.0, 2.0, 3.0], 1), {}, "bad input: an odd last dimension (3 numbers)"),
-        Case((q, -1), {}, "bad input: pos=-1"),
+        Case((batch[:2].tolist(), 11), {}, tr("d=64, a batch of 2 vectors as a list, one pos=11")),
+        Case(([1.0, 2.0, 3.0], 1), {}, tr("bad input: an odd last dimension (3 numbers)")),
+        Case((q, -1), {}, tr("bad input: pos=-1")),
     ]
 
 
@@ -168,13 +170,21 @@ def _rope_random(rng: np.random.Generator) -> list[Case]:
             n = int(rng.integers(1, 5))
             vec = rng.normal(size=(n, d))
             pos = spread_positions(rng, n)
-            label = f"d={d}, a batch of {n} vectors, positions {pos.tolist()}, base={fmt(base)}"
+            label = tr(
+                "d={d}, a batch of {n} vectors, positions {positions}, base={base}",
+                d=d,
+                n=n,
+                positions=pos.tolist(),
+                base=fmt(base),
+            )
         else:
             vec, pos = rng.normal(size=d), position(rng)
             label = f"d={d}, pos={pos}, base={fmt(base)}"
         as_list = rng.random() < 0.5
         args = (vec.tolist() if as_list else vec, pos.tolist() if as_list and t % 3 == 2 else pos)
-        cases.append(Case(args, {"base": base}, label + (" as lists" if as_list else "")))
+        if as_list:
+            label = tr("{label} as lists", label=label)
+        cases.append(Case(args, {"base": base}, label))
     return cases
 
 
@@ -293,8 +303,8 @@ APPLY_ROPE = FunctionCheck(
 def _rope_score_fixed() -> list[Case]:
     q, k = ref.demo_vectors()
     return [
-        Case((q, k, 5, 3), {}, "the demo q at m=5, k at n=3"),
-        Case((q.tolist(), k.tolist(), 4096, 0), {}, "the demo vectors as lists, m=4096, n=0"),
+        Case((q, k, 5, 3), {}, tr("the demo q at m=5, k at n=3")),
+        Case((q.tolist(), k.tolist(), 4096, 0), {}, tr("the demo vectors as lists, m=4096, n=0")),
         Case(
             ([1.0, 0.0], [0.0, 1.0], 0, 2), {"base": 100.0}, "d=2, m=0, n=2, base=100", part="edge"
         ),
@@ -345,7 +355,7 @@ ROPE_SCORE = FunctionCheck(
 def _turns_fixed() -> list[Case]:
     return [Case((64, delta), {}, f"d=64, delta={delta}") for delta in SEED_DELTAS] + [
         Case((2, 0), {"base": 100.0}, "d=2, delta=0, base=100", part="edge"),
-        Case((64, -1), {}, "bad input: delta=-1"),
+        Case((64, -1), {}, tr("bad input: delta=-1")),
     ]
 
 
@@ -396,12 +406,12 @@ SLOW_PAIRS = FunctionCheck(
 def _rope_half_fixed() -> list[Case]:
     q, _ = ref.demo_vectors()
     return [
-        Case((q, 4096), {}, "d=64, pos=4096 (the demo q)"),
-        Case((q.tolist(), 0), {}, "d=64, pos=0, as a list", part="edge"),
+        Case((q, 4096), {}, tr("d=64, pos=4096 (the demo q)")),
+        Case((q.tolist(), 0), {}, tr("d=64, pos=0, as a list"), part="edge"),
         Case(
             (np.stack([q, q[::-1]]), np.array([1, 100])),
             {"base": 500.0},
-            "a batch of 2, positions [1, 100], base=500",
+            tr("a batch of 2, positions [1, 100], base=500"),
         ),
     ]
 
@@ -420,10 +430,10 @@ ROPE_HALF = FunctionCheck(
 
 def _interleave_fixed() -> list[Case]:
     return [
-        Case(([0.0, 1.0, 2.0, 3.0, 4.0, 5.0],), {}, "[0, 1, 2, 3, 4, 5] as a list"),
-        Case((np.arange(8.0).reshape(2, 4),), {}, "a batch of 2 vectors of 4 numbers"),
+        Case(([0.0, 1.0, 2.0, 3.0, 4.0, 5.0],), {}, tr("[0, 1, 2, 3, 4, 5] as a list")),
+        Case((np.arange(8.0).reshape(2, 4),), {}, tr("a batch of 2 vectors of 4 numbers")),
         Case((np.array([1.0, 2.0]),), {}, "d=2", part="edge"),
-        Case(([1.0, 2.0, 3.0],), {}, "bad input: an odd last dimension (3 numbers)"),
+        Case(([1.0, 2.0, 3.0],), {}, tr("bad input: an odd last dimension (3 numbers)")),
     ]
 
 
@@ -433,7 +443,7 @@ def _interleave_random(rng: np.random.Generator) -> list[Case]:
         d = even_d(rng)
         shape = (d,) if t % 2 == 0 else (int(rng.integers(1, 4)), d)
         vec = rng.normal(size=shape)
-        cases.append(Case((maybe_list(rng, vec),), {}, f"vec {words(vec)}"))
+        cases.append(Case((maybe_list(rng, vec),), {}, tr("vec {shape}", shape=words(vec))))
     return cases
 
 
