@@ -18,6 +18,7 @@ import os
 from collections.abc import Mapping
 
 import helpers
+from helpers.i18n import tr
 
 __all__ = ["TEACHER_SIDE", "grade", "self_check"]
 
@@ -49,10 +50,10 @@ def grade(name: str, seed: int | None = None, namespace: Mapping | None = None) 
     calling notebook's globals.
     """
     if _autograding():
-        print(f"{name}: graded outside the kernel")
+        print(tr("{name}: graded outside the kernel", name=name))
         return
     if not helpers.has_teacher():
-        print(TEACHER_SIDE)
+        print(tr(TEACHER_SIDE))
         return
     from helpers.teacher import kernel
 
@@ -66,10 +67,16 @@ def self_check(assignment: str, seed: int | None = None, namespace: Mapping | No
     report (None when the checks are not installed or while nbgrader autogrades).
     """
     if _autograding():
-        print(f"self-check of {assignment}: graded outside the kernel")
+        print(tr("self-check of {assignment}: graded outside the kernel", assignment=assignment))
         return None
     if not helpers.has_teacher():
-        print(f"self-check of {assignment}: {TEACHER_SIDE}")
+        print(
+            tr(
+                "self-check of {assignment}: {problem}",
+                assignment=assignment,
+                problem=tr(TEACHER_SIDE),
+            )
+        )
         return None
     from helpers.teacher import kernel
 

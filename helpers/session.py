@@ -19,6 +19,7 @@ import ast
 import os
 
 import helpers
+from helpers.i18n import tr
 
 __all__ = ["CarryOn", "not_written", "start"]
 
@@ -60,22 +61,31 @@ def not_written(exc: BaseException, assigned: list[str]) -> None:
     if isinstance(exc, NameError) and getattr(exc, "name", None) in _UNSET:
         name = exc.name
         print(
-            f"[not run to the end: `{name}` was not computed, because an earlier cell stopped "
-            f"at {_UNSET[name]}, which is not written yet. The notebook goes on.]"
+            tr(
+                "[not run to the end: `{name}` was not computed, because an earlier cell stopped "
+                "at {culprit}, which is not written yet. The notebook goes on.]",
+                name=name,
+                culprit=_UNSET[name],
+            )
         )
         culprit = _UNSET[name]
     elif _stopped_at(exc) is None:
-        culprit = "this cell"
+        culprit = tr("this cell")
         print(
-            "[not run to the end: this cell is not written yet (it raises "
-            "NotImplementedError). Write it, then run it again; the notebook goes on.]"
+            tr(
+                "[not run to the end: this cell is not written yet (it raises "
+                "NotImplementedError). Write it, then run it again; the notebook goes on.]"
+            )
         )
     else:
         culprit = f"`{_stopped_at(exc)}`"
         print(
-            f"[not run to the end: {culprit} is not written yet (it raises "
-            f"NotImplementedError). Write it in its exercise, then run this cell again; "
-            f"the notebook goes on.]"
+            tr(
+                "[not run to the end: {culprit} is not written yet (it raises "
+                "NotImplementedError). Write it in its exercise, then run this cell again; "
+                "the notebook goes on.]",
+                culprit=culprit,
+            )
         )
     # What the stopped cell assigned is half done at best: later cells that need it are
     # told so (NameError, explained) instead of computing on with partial values.

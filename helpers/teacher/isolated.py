@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from helpers.i18n import tr
 from helpers.teacher import checks
 from helpers.teacher import reference as ref
 from helpers.teacher.calling import ANSWERS, read_small, report_names
@@ -46,6 +47,7 @@ from helpers.teacher.verdict import (
     new_seed,
     note_stand_ins,
     outcome_of,
+    replay_line,
 )
 
 __all__ = ["CELL_TIMEOUT", "check_command", "check_notebook"]
@@ -68,11 +70,12 @@ def _attempt_text(attempts: list) -> str:
         return ""
     first = str(attempts[0])
     if first.startswith(("import helpers", "open ")):
-        return (
-            f"it tried to use the course's own code ({first}); answers must be written "
-            f"in the answer cells (the course's plots, widgets and validate may be imported)"
+        return tr(
+            "it tried to use the course's own code ({attempt}); answers must be written "
+            "in the answer cells (the course's plots, widgets and validate may be imported)",
+            attempt=first,
         )
-    return f"it tried something grading does not allow ({first})"
+    return tr("it tried something grading does not allow ({attempt})", attempt=first)
 
 
 def _cell_problem(reply: dict, cell: AnswerCell) -> str | None:
@@ -84,22 +87,29 @@ def _cell_problem(reply: dict, cell: AnswerCell) -> str | None:
     if attempts:
         return _attempt_text(attempts)
     if changed:
-        return (
-            f"it replaces {', '.join(changed[:3])}, which grading does not allow "
-            f"(the change was undone for the other answer cells)"
+        return tr(
+            "it replaces {names}, which grading does not allow "
+            "(the change was undone for the other answer cells)",
+            names=", ".join(changed[:3]),
         )
     if reply.get("timeout"):
-        return (
-            f"it did not finish within {CELL_TIMEOUT:.0f} s "
-            f"(an endless loop at the top level of the cell?)"
-        )
+        return _cell_timeout()
     error = reply.get("error") if isinstance(reply.get("error"), dict) else {}
     etype, msg = str(error.get("type", "an error"))[:80], str(error.get("message", ""))[:300]
     line = error.get("line")
-    at = f" at line {int(line) - cell.line + 1}" if isinstance(line, int) else ""
+    at = tr(" at line {line}", line=int(line) - cell.line + 1) if isinstance(line, int) else ""
     if etype == "SystemExit":
-        return f"it calls sys.exit(){at}"
-    return f"it raised {etype}{at}: {msg}" if msg else f"it raised {etype}{at}"
+        return tr("it calls sys.exit(){at}", at=at)
+    if msg:
+        return tr("it raised {type}{at}: {message}", type=etype, at=at, message=msg)
+    return tr("it raised {type}{at}", type=etype, at=at)
+
+
+def _cell_timeout() -> str:
+    return tr(
+        "it did not finish within {seconds:.0f} s (an endless loop at the top level of the cell?)",
+        seconds=CELL_TIMEOUT,
+    )
 
 
 class _Session:
@@ -120,16 +130,24 @@ class _Session:
                 ast.parse(cell.code, filename=ANSWERS)
             except SyntaxError as exc:
                 line = (exc.lineno or cell.line) - cell.line + 1
-                self.failed[cell.grade_id] = f"it has a SyntaxError at line {line}: {exc.msg}"
+                self.failed[cell.grade_id] = tr(
+                    "it has a SyntaxError at line {line}: {message}", line=line, message=exc.msg
+                )
             except (ValueError, RecursionError, MemoryError) as exc:
-                self.failed[cell.grade_id] = f"it cannot be read ({type(exc).__name__})"
+                self.failed[cell.grade_id] = tr(
+                    "it cannot be read ({type})", type=type(exc).__name__
+                )
 
     def cell_problem_of(self, name: str) -> str | None:
         """Why ``name`` cannot be graded: a failed answer cell defines it or is its own."""
         for cell in self.cells:
             mine = name in cell.names or cell.grade_id == f"answer_{name}"
             if mine and cell.grade_id in self.failed:
-                return f"the answer cell {cell.grade_id} could not be run: {self.failed[cell.grade_id]}"
+                return tr(
+                    "the answer cell {cell} could not be run: {problem}",
+                    cell=cell.grade_id,
+                    problem=self.failed[cell.grade_id],
+                )
         return None
 
     def ready(self) -> Worker | None:
@@ -138,7 +156,7 @@ class _Session:
             if self.worker is not None or self.problem is not None:
                 return self.worker
             self._start()
-        self.problem = self.problem or "the answer cells could not be loaded"
+        self.problem = self.problem or tr("the answer cells could not be loaded")
         return None
 
     def _start(self) -> None:
@@ -146,7 +164,9 @@ class _Session:
         try:
             worker = Worker(self.workdir, self.cpu)
         except (WorkerDied, WorkerTimeout, OSError) as exc:
-            self.problem = f"the grading process could not start ({exc or type(exc).__name__})"
+            self.problem = tr(
+                "the grading process could not start ({error})", error=exc or type(exc).__name__
+            )
             return
         pending = list(good)
         load = {
@@ -170,18 +190,17 @@ class _Session:
         except WorkerTimeout:
             worker.stop()
             if not pending:
-                self.problem = "the grading process stopped answering"
+                self.problem = tr("the grading process stopped answering")
                 return
-            self.failed[pending[0].grade_id] = (
-                f"it did not finish within {CELL_TIMEOUT:.0f} s "
-                f"(an endless loop at the top level of the cell?)"
-            )
+            self.failed[pending[0].grade_id] = _cell_timeout()
         except WorkerDied as exc:
             worker.stop()
             if not pending:
-                self.problem = f"the grading process ended: {exc}"
+                self.problem = tr("the grading process ended: {error}", error=exc)
                 return
-            self.failed[pending[0].grade_id] = f"it ended the grading process ({exc})"
+            self.failed[pending[0].grade_id] = tr(
+                "it ended the grading process ({error})", error=exc
+            )
 
     def lost(self) -> None:
         """The worker died or hung in a call: the next function gets a new one."""
@@ -220,9 +239,7 @@ def check_notebook(
     if unknown:
         raise ValueError(f"names must be graded functions of the course, got {unknown!r}")
     shown = replay_path or (label if label != "<notebook>" else "NOTEBOOK")
-    replay = (
-        f"Random cases from seed {seed}; replay with: python -m helpers check {shown} --seed {seed}"
-    )
+    replay = replay_line(seed, f"python -m helpers check {shown} --seed {seed}")
     report = Report(notebook=label, seed=int(seed))
 
     # Everything expected is computed here, before any learner code runs.
@@ -248,7 +265,7 @@ def check_notebook(
 
 
 def _failed(plan: _Plan, problem: str, replay: str) -> FunctionResult:
-    text = f"{plan.check.name} could not be graded: {problem}."
+    text = tr("{name} could not be graded: {problem}.", name=plan.check.name, problem=problem)
     return FunctionResult(
         plan.check.name, False, message(plan.check, text, None, replay), None, len(plan.cases)
     )
@@ -260,7 +277,8 @@ def _grade(session: _Session, plan: _Plan, replay: str) -> FunctionResult:
         return _failed(plan, problem, "")
     worker = session.ready()
     if worker is None:
-        return _failed(plan, session.problem or "the answer cells could not be loaded", replay)
+        problem = session.problem or tr("the answer cells could not be loaded")
+        return _failed(plan, problem, replay)
     outcomes, done, alive = _call_worker(worker, plan, session.workdir)
     if not alive:
         session.lost()
@@ -270,7 +288,10 @@ def _grade(session: _Session, plan: _Plan, replay: str) -> FunctionResult:
     if attempts:  # the course's answers were reached for: whatever it returned
         return _failed(plan, _attempt_text(attempts), replay)
     if changed:
-        text = f"it replaces {', '.join(changed[:3])} while it runs, which grading does not allow"
+        text = tr(
+            "it replaces {names} while it runs, which grading does not allow",
+            names=", ".join(changed[:3]),
+        )
         return _failed(plan, text, replay)
     result = judge(plan.check, plan.cases, plan.wants, outcomes, replay)
     result.used = tuple(str(u) for u in done.get("used") or [] if str(u) != name)
@@ -315,17 +336,20 @@ def _serve_stand_in(request: dict, allowed: list[str]) -> dict:
     """The reference's answer to a stand-in's call from the worker (plain data only)."""
     name = str(request.get("reference"))
     if name not in allowed:
-        return {"error": {"type": "NameError", "message": f"no stand-in for {name[:80]}"}}
+        message = tr("no stand-in for {name}", name=name[:80])
+        return {"error": {"type": "NameError", "message": message}}
     try:
         args, kwargs = decode(request.get("args")), decode(request.get("kwargs"))
     except RecursionError:
         args, kwargs = None, None
     plain = isinstance(args, list) and isinstance(kwargs, dict)
     if not plain or contains_opaque(args) or contains_opaque(kwargs):
-        message = f"the reference {name} takes numbers, lists and arrays only"
+        message = tr("the reference {name} takes numbers, lists and arrays only", name=name)
         return {"error": {"type": "TypeError", "message": message}}
     if _too_large(args) or _too_large(kwargs):
-        message = f"the reference {name} was called with arguments far larger than any case"
+        message = tr(
+            "the reference {name} was called with arguments far larger than any case", name=name
+        )
         return {"error": {"type": "ValueError", "message": message, "value_error": True}}
     try:
         with np.errstate(all="ignore"):

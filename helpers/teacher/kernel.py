@@ -16,6 +16,7 @@ import tempfile
 import threading
 from collections.abc import Mapping, MutableMapping
 
+from helpers.i18n import DEFAULT, speaking, split_assignment, tr
 from helpers.teacher import checks
 from helpers.teacher import reference as ref
 from helpers.teacher.calling import call, read_small, report_names
@@ -31,6 +32,7 @@ from helpers.teacher.verdict import (
     new_seed,
     note_stand_ins,
     outcome_of,
+    replay_line,
 )
 
 __all__ = ["WrongAnswer", "grade", "self_check"]
@@ -106,12 +108,18 @@ def grade_in_namespace(check, namespace: Mapping, seed: int, replay: str) -> Fun
     cases = cases_of(check, seed)
     wants = expectations(check, cases)  # before any learner code runs
     if name not in namespace:
-        what = "constant" if check.kind == "constant" else "function"
-        text = f"{name} is not defined: run the cell that defines this {what} first."
+        if check.kind == "constant":
+            text = tr(
+                "{name} is not defined: run the cell that defines this constant first.", name=name
+            )
+        else:
+            text = tr(
+                "{name} is not defined: run the cell that defines this function first.", name=name
+            )
         return FunctionResult(name, False, message(check, text, None, ""), None, len(cases))
     target = namespace[name]
     if check.kind != "constant" and not callable(target):
-        text = f"{name} is not a function (it is {describe(target)})."
+        text = tr("{name} is not a function (it is {what}).", name=name, what=describe(target))
         return FunctionResult(name, False, message(check, text, None, ""), None, len(cases))
     outcomes: list[Outcome] = []
     used: set[str] = set()
@@ -182,7 +190,7 @@ def grade(name: str, namespace: Mapping, seed: int | None = None) -> None:
     if name not in checks.CHECKS:
         raise ValueError(f"name must be a graded function of the course, got {name!r}")
     seed = _seed(seed)
-    replay = f"Random cases from seed {seed}; replay with: grade({name!r}, seed={seed})"
+    replay = replay_line(seed, f"grade({name!r}, seed={seed})")
     result = grade_in_namespace(checks.CHECKS[name], namespace, seed, replay)
     if not result.passed:
         raise WrongAnswer(result.message)
@@ -190,27 +198,53 @@ def grade(name: str, namespace: Mapping, seed: int | None = None) -> None:
 
 
 def self_check(assignment: str, namespace: Mapping, seed: int | None = None) -> Report | None:
-    """Check every graded function of ``assignment`` and print a table; never raises."""
+    """Check every graded function of ``assignment`` and print a table; never raises.
+
+    The table speaks the notebook's language (``helpers.start(lang=...)``), or the
+    language of a translated assignment's id (``"06_rope_ko"``: Korean).
+    """
+    base, lang = split_assignment(str(assignment))
+    with speaking(lang if lang != DEFAULT else None):
+        return _self_check(assignment, base, namespace, seed)
+
+
+def _self_check(assignment: str, base: str, namespace: Mapping, seed: int | None) -> Report | None:
     if seed is None:
         seed = new_seed()
     report = Report(notebook=str(assignment), seed=int(seed))
     try:
-        todo = checks.checks_for(assignment)
+        todo = checks.checks_for(base)
     except Exception as exc:  # noqa: BLE001  (the self-check never raises)
-        print(f"self-check of {assignment}: cannot list its checks ({exc})")
+        print(
+            tr(
+                "self-check of {assignment}: cannot list its checks ({error})",
+                assignment=assignment,
+                error=exc,
+            )
+        )
         return None
-    replay = f"Random cases from seed {seed}; replay with: self_check({assignment!r}, seed={seed})"
+    replay = replay_line(seed, f"self_check({assignment!r}, seed={seed})")
     for check in todo:
         try:
             result = grade_in_namespace(check, namespace, seed, replay)
         except Exception as exc:  # noqa: BLE001
-            result = FunctionResult(check.name, False, f"could not be checked: {exc}")
+            result = FunctionResult(
+                check.name, False, tr("could not be checked: {error}", error=exc)
+            )
         report.results.append(result)
     note_stand_ins(report.results)
     passed = sum(r.passed for r in report.results)
-    print(f"self-check of {assignment} (seed {seed}): {passed} of {len(report.results)} passed")
+    print(
+        tr(
+            "self-check of {assignment} (seed {seed}): {passed} of {total} passed",
+            assignment=assignment,
+            seed=seed,
+            passed=passed,
+            total=len(report.results),
+        )
+    )
     print(report.table())
     for result in report.results:
-        if not result.passed and "replay with" in result.message:
+        if not result.passed and replay in result.message:
             print(f"\n{result.name}:\n{result.message}")
     return report

@@ -42,9 +42,10 @@ from nbgrader.preprocessors import (
 )
 from traitlets import Bool, Enum
 
-from helpers.i18n import split_assignment
+from helpers.i18n import speaking, split_assignment, tr
 from helpers.teacher import checks, isolated, sandbox, seeds
 from helpers.teacher.notebook import function_for_grade_id, nbgrader_meta
+from helpers.teacher.verdict import is_replay_line
 
 __all__ = [
     "GRADER_NOTE",
@@ -71,13 +72,13 @@ def _error_output(ename: str, message: str) -> NotebookNode:
 
 
 NOT_RUN_NOTE = "[not run while grading: this cell does not count towards the grade]"
-# How the grader's replay line begins: it names the teacher's files, so learners do not see it
-# (their message shows the failing case itself); the teacher's log has it.
-REPLAY_START = "Random cases from seed "
+# The grader's replay line (``verdict.is_replay_line``, in any language) names the teacher's
+# files, so learners do not see it (their message shows the failing case itself); the
+# teacher's log has it.
 
 
 def _for_the_learner(message: str) -> str:
-    return "\n".join(ln for ln in message.splitlines() if not ln.startswith(REPLAY_START))
+    return "\n".join(ln for ln in message.splitlines() if not is_replay_line(ln))
 
 
 def _result(value: float) -> NotebookNode:
@@ -282,6 +283,20 @@ class IsolatedGrades(NbGraderPreprocessor):
     ).tag(config=True)
 
     def preprocess(self, nb: NotebookNode, resources: Any):
+        """Grade in the assignment's language: ``06_rope_ko`` is graded in Korean."""
+        with speaking(self._language(resources)):
+            return self._preprocess(nb, resources)
+
+    @staticmethod
+    def _language(resources: Any) -> str | None:
+        """The language of the assignment being graded (its id's suffix), or None (unchanged)."""
+        info = (resources or {}).get("nbgrader", {})
+        assignment = info.get("assignment") if isinstance(info, dict) else None
+        if not assignment:
+            return None
+        return split_assignment(str(assignment))[1]
+
+    def _preprocess(self, nb: NotebookNode, resources: Any):
         targets: dict[int, str | None] = {}
         for index, cell in enumerate(nb.cells):
             meta = nbgrader_meta(cell)
@@ -299,7 +314,11 @@ class IsolatedGrades(NbGraderPreprocessor):
             if isinstance(exc, sandbox.SandboxUnavailable):
                 raise  # PE_COURSE_SANDBOX=require: refuse to grade unsandboxed
             self.log.error("isolated grading failed: %s", exc)
-            message = f"grading failed ({type(exc).__name__}: {exc}); ask your teacher"
+            message = tr(
+                "grading failed ({type}: {error}); ask your teacher",
+                type=type(exc).__name__,
+                error=exc,
+            )
             for index in targets:
                 nb.cells[index].outputs = [_error_output("GradingError", message)]
             return nb, resources
@@ -310,8 +329,11 @@ class IsolatedGrades(NbGraderPreprocessor):
                 cell.outputs = [
                     _error_output(
                         "GradingError",
-                        f"{gid}: no automatic check grades this cell (a test cell must be "
-                        f"named test_<function> of a graded function); ask your teacher",
+                        tr(
+                            "{grade_id}: no automatic check grades this cell (a test cell must be "
+                            "named test_<function> of a graded function); ask your teacher",
+                            grade_id=gid,
+                        ),
                     )
                 ]
                 continue
@@ -333,7 +355,7 @@ class IsolatedGrades(NbGraderPreprocessor):
             ", ".join(failed) or "none",
         )
         for result in report.results:
-            replay = [ln for ln in result.message.splitlines() if ln.startswith(REPLAY_START)]
+            replay = [ln for ln in result.message.splitlines() if is_replay_line(ln)]
             if not result.passed and replay:
                 self.log.info("%s: %s", result.name, replay[0])
         return nb, resources

@@ -10,13 +10,16 @@ A ``Report`` holds the results of one notebook.
 from __future__ import annotations
 
 import dataclasses
+import re
 import secrets
+import unicodedata
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from helpers.i18n import LANGUAGES, tr
 from helpers.teacher import checks
 from helpers.teacher.checks.base import PARTS, WEIGHTS
 from helpers.teacher.codec import Opaque, contains_opaque, decode, describe
@@ -37,9 +40,17 @@ class FunctionResult:
 
     @property
     def verdict(self) -> str:
+        """ "passed", "partly" or "FAILED": the stored form, in English (reports parse it)."""
         if self.passed:
             return "passed"
         return "partly" if self.score > 0 else "FAILED"
+
+    @property
+    def verdict_shown(self) -> str:
+        """The verdict in the current language, as the self-check table shows it."""
+        if self.passed:
+            return tr("passed")
+        return tr("partly") if self.score > 0 else tr("FAILED")
 
 
 @dataclass
@@ -74,17 +85,30 @@ class Report:
 
     def table(self) -> str:
         """A plain-text table: function, verdict, message (its first line)."""
-        return _table([(r.name, r.verdict, r.message) for r in self.results])
+        return _table([(r.name, r.verdict_shown, r.message) for r in self.results])
+
+
+def _width(text: str) -> int:
+    """The columns ``text`` takes in a monospaced font (Hangul and other wide letters: 2)."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * (width - _width(text))
 
 
 def _table(rows: list[tuple[str, str, str]]) -> str:
-    head = ("function", "verdict", "message")
-    w0 = max([len(head[0])] + [len(r[0]) for r in rows])
-    w1 = max([len(head[1])] + [len(r[1]) for r in rows])
-    lines = [f"{head[0]:<{w0}}  {head[1]:<{w1}}  {head[2]}", f"{'-' * w0}  {'-' * w1}  {'-' * 7}"]
+    head = (tr("function"), tr("verdict"), tr("message"))
+    w0 = max([_width(head[0])] + [_width(r[0]) for r in rows])
+    w1 = max([_width(head[1])] + [_width(r[1]) for r in rows])
+    w2 = max(7, _width(head[2]))
+    lines = [
+        f"{_pad(head[0], w0)}  {_pad(head[1], w1)}  {head[2]}",
+        f"{'-' * w0}  {'-' * w1}  {'-' * w2}",
+    ]
     for name, verdict, message in rows:
         first = message.splitlines()[0] if message else ""
-        lines.append(f"{name:<{w0}}  {verdict:<{w1}}  {first}")
+        lines.append(f"{_pad(name, w0)}  {_pad(verdict, w1)}  {first}")
     return "\n".join(lines)
 
 
@@ -128,13 +152,49 @@ def expectations(check, cases: list) -> list:
     return wants
 
 
+# The line that tells how to draw the same random cases again (the teacher's, in nbgrader).
+REPLAY = "Random cases from seed {seed}; replay with: {command}"
+
+
+def replay_line(seed: int, command: str) -> str:
+    """The replay line in the current language."""
+    return tr("Random cases from seed {seed}; replay with: {command}", seed=seed, command=command)
+
+
+def is_replay_line(line: str) -> bool:
+    """Whether ``line`` of a message is the replay line, in any language of the course."""
+    for lang in LANGUAGES:
+        start = tr(REPLAY, lang=lang).split("{seed}")[0]
+        if start and line.startswith(start):
+            return True
+    return False
+
+
 def new_seed() -> int:
     """A fresh seed for the random cases."""
     return secrets.randbelow(10**9)
 
 
 def _label(case) -> str:
-    return getattr(case, "label", "") or "a case"
+    return getattr(case, "label", "") or tr("a case")
+
+
+_EXERCISE = re.compile(r"Exercise (?P<number>\d+): `(?P<name>[^`]*)`")
+_DEFINED_IN = re.compile(
+    r"the answer cell of Exercise (?P<number>\d+), which defines (?P<name>\S+)"
+)
+
+
+def section_text(section: str) -> str:
+    """Where the notebook teaches a function (``exercises.json``, in English), in the
+    current language."""
+    found = _EXERCISE.fullmatch(section)
+    if found is not None:
+        return tr("Exercise {number}: `{name}`", **found.groupdict())
+    found = _DEFINED_IN.fullmatch(section)
+    if found is not None:
+        return tr("the answer cell of Exercise {number}, which defines {name}", **found.groupdict())
+    return section
 
 
 def part_of(case, want) -> str:
@@ -169,7 +229,7 @@ def judge(check, cases: list, wants: list, outcomes: list, replay: str) -> Funct
         if failure is not None and first is None:
             first = (failure, outcomes[index] if index < len(outcomes) else Outcome())
     if first is None:
-        text = f"all {n} checks passed" if n != 1 else "1 check passed"
+        text = tr("all {n} checks passed", n=n) if n != 1 else tr("1 check passed")
         return FunctionResult(name, True, text, None, n, score=1.0, points=check.points)
     (text, mistake), outcome = first
     err = outcome.error or {}
@@ -179,12 +239,17 @@ def judge(check, cases: list, wants: list, outcomes: list, replay: str) -> Funct
     score = sum(weights.get(p, 0.0) for p, ok in parts.items() if ok) / total if total else 0.0
     lines = [text]
     if 0.0 < score < 1.0:
-        right = [PARTS[p] for p, ok in parts.items() if ok]
-        wrong = [PARTS[p] for p, ok in parts.items() if not ok]
-        summary = f"{', '.join(right)} right; {', '.join(wrong)} wrong"
+        right = [tr(PARTS[p]) for p, ok in parts.items() if ok]
+        wrong = [tr(PARTS[p]) for p, ok in parts.items() if not ok]
+        summary = tr("{right} right; {wrong} wrong", right=", ".join(right), wrong=", ".join(wrong))
         if check.points:
-            summary = f"{_fmt(check.points * score)} of {_fmt(check.points)} points: {summary}"
-        lines.insert(0, f"{name}: partly right ({summary}).")
+            summary = tr(
+                "{earned} of {points} points: {summary}",
+                earned=_fmt(check.points * score),
+                points=_fmt(check.points),
+                summary=summary,
+            )
+        lines.insert(0, tr("{name}: partly right ({summary}).", name=name, summary=summary))
     return FunctionResult(
         name,
         False,
@@ -208,22 +273,43 @@ def note_stand_ins(results: list[FunctionResult]) -> None:
         wrong = [n for n in result.used if n in by_name and not by_name[n].passed]
         if not result.passed or not wrong:
             continue
-        names = " and ".join(wrong)
+        names = tr(" and ").join(wrong)
         where = "; ".join(
-            f"see {checks.CHECKS[n].section}" for n in wrong if checks.CHECKS[n].section
+            tr("see {section}", section=section_text(checks.CHECKS[n].section))
+            for n in wrong
+            if checks.CHECKS[n].section
         )
-        result.message = (
-            f"{result.name} is right, checked with the reference {names} in place of yours; "
-            f"your {names} failed{': ' + where if where else ''}. ({result.message})"
-        )
+        if where:
+            result.message = tr(
+                "{name} is right, checked with the reference {names} in place of yours; "
+                "your {names} failed: {where}. ({message})",
+                name=result.name,
+                names=names,
+                where=where,
+                message=result.message,
+            )
+        else:
+            result.message = tr(
+                "{name} is right, checked with the reference {names} in place of yours; "
+                "your {names} failed. ({message})",
+                name=result.name,
+                names=names,
+                message=result.message,
+            )
 
 
 def message(check, text: str, mistake, replay: str) -> str:
     lines = [text]
     if mistake is not None:
-        lines.append(f"This looks like a known mistake ({mistake.name}): {mistake.message}")
+        lines.append(
+            tr(
+                "This looks like a known mistake ({mistake}): {message}",
+                mistake=tr(mistake.name),
+                message=tr(mistake.message),
+            )
+        )
     if getattr(check, "section", ""):
-        lines.append(f"See {check.section}.")
+        lines.append(tr("See {section}.", section=section_text(check.section)))
     if replay:
         lines.append(replay)
     return "\n".join(lines)
@@ -235,58 +321,102 @@ def judge_case(check, case, want, outcome: Outcome):
     label = _label(case)
     err = outcome.error
     if err is not None:
-        etype = err.get("type", "an error")
+        etype = err.get("type") or tr("an error")
         if err.get("not_implemented"):
-            return f"{name} is not written yet (it raises NotImplementedError).", None
+            return tr("{name} is not written yet (it raises NotImplementedError).", name=name), None
         if err.get("timeout"):
-            text = f"{name} did not finish within {err.get('seconds')} s on {label}"
-            return f"{text} (an endless loop?).", None
+            text = tr(
+                "{name} did not finish within {seconds} s on {label} (an endless loop?).",
+                name=name,
+                seconds=err.get("seconds"),
+                label=label,
+            )
+            return text, None
         if err.get("died"):
-            return f"{name} ended the grading process on {label}: {err.get('message')}.", None
+            text = tr(
+                "{name} ended the grading process on {label}: {message}.",
+                name=name,
+                label=label,
+                message=err.get("message"),
+            )
+            return text, None
         if err.get("missing"):
-            return str(err.get("message")), None
+            return _missing_text(name, str(err.get("message"))), None
         if isinstance(want, Raises) and err.get("value_error"):
             return None
         if etype == "SystemExit":
-            return f"{name} called sys.exit() on {label}.", None
+            return tr("{name} called sys.exit() on {label}.", name=name, label=label), None
         msg = str(err.get("message", ""))
         detail = f"{etype}: {msg}" if msg else etype
         if isinstance(want, Raises):
-            return f"{name} should raise ValueError on {label}, but it raised {detail}.", None
-        return f"{name} raised {detail} on {label}.", None
+            text = tr(
+                "{name} should raise ValueError on {label}, but it raised {detail}.",
+                name=name,
+                label=label,
+                detail=detail,
+            )
+            return text, None
+        return tr("{name} raised {detail} on {label}.", name=name, detail=detail, label=label), None
     if isinstance(want, Raises):
-        text = (
-            f"{name} should raise ValueError on {label} (bad input needs a clear error: "
-            f"{want.message}), but it returned {describe(outcome.value)}."
+        text = tr(
+            "{name} should raise ValueError on {label} (bad input needs a clear error: "
+            "{error}), but it returned {value}.",
+            name=name,
+            label=label,
+            error=want.message,
+            value=describe(outcome.value),
         )
         # a value where an error belongs can still be a known mistake (a wrapped lookup)
         return text, checks.diagnose(check, case, outcome.value)
     if check.kind == "files":
         if outcome.files is None:
-            return f"{name} did not write both files on {label}.", None
+            return tr("{name} did not write both files on {label}.", name=name, label=label), None
         ok, detail = check.judge_files(*outcome.files)
         if not ok:
-            return f"{name} wrote wrong files on {label}: {detail}", None
+            text = tr(
+                "{name} wrote wrong files on {label}: {detail}",
+                name=name,
+                label=label,
+                detail=detail,
+            )
+            return text, None
         return _mutation_failure(check, label, outcome)
     opaque = contains_opaque(outcome.value)
     if opaque is not None:
-        return f"{name} returned {describe(opaque)} on {label}, not plain numbers.", None
+        text = tr(
+            "{name} returned {value} on {label}, not plain numbers.",
+            name=name,
+            value=describe(opaque),
+            label=label,
+        )
+        return text, None
     try:
         got = checks.normalize(check.kind, outcome.value)
     except (ValueError, TypeError) as exc:
-        return f"{name} on {label}: {exc}", None
+        return tr("{name} on {label}: {detail}", name=name, label=label, detail=exc), None
     ok, detail = checks.agree(check.kind, got, want)
     if not ok:
         mistake = checks.diagnose(check, case, got)
         if mistake is None and outcome.mutated and check.check_mutation:
             mistake = checks.mutation_mistake(check)
-        return f"{name} is wrong on {label}: {detail}", mistake
+        text = tr("{name} is wrong on {label}: {detail}", name=name, label=label, detail=detail)
+        return text, mistake
     return _mutation_failure(check, label, outcome)
+
+
+# The worker (which speaks English) says so when the graded name is missing: shown translated.
+def _missing_text(name: str, message: str) -> str:
+    if message == f"{name} is not defined in the answer cells.":
+        return tr("{name} is not defined in the answer cells.", name=name)
+    if message == f"{name} is not a function.":
+        return tr("{name} is not a function.", name=name)
+    return message
 
 
 def _mutation_failure(check, label: str, outcome: Outcome):
     if check.check_mutation and outcome.mutated:
-        return f"{check.name} changed its input on {label}.", checks.mutation_mistake(check)
+        text = tr("{name} changed its input on {label}.", name=check.name, label=label)
+        return text, checks.mutation_mistake(check)
     return None
 
 

@@ -44,6 +44,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from helpers.i18n import tr
+
 if TYPE_CHECKING:
     import ipywidgets as widgets
     from matplotlib.artist import Artist
@@ -83,7 +85,14 @@ class LearnerError(Exception):
 
     def __init__(self, name: str, error: BaseException):
         self.name, self.error = name, error
-        super().__init__(f"your `{name}` raised {type(error).__name__}: {error}")
+        super().__init__(
+            tr(
+                "your `{name}` raised {type}: {error}",
+                name=name,
+                type=type(error).__name__,
+                error=error,
+            )
+        )
 
 
 def learner(name: str, fn: Callable) -> Callable:
@@ -107,8 +116,10 @@ def learner(name: str, fn: Callable) -> Callable:
 def describe(exc: BaseException) -> str:
     """One line for the message under the figure."""
     if isinstance(exc, LearnerError):
-        return f"<b>cannot draw:</b> {_html(str(exc))}"
-    return f"<b>cannot draw:</b> {type(exc).__name__}: {_html(str(exc))}"
+        return tr("<b>cannot draw:</b> {message}", message=_html(str(exc)))
+    return tr(
+        "<b>cannot draw:</b> {type}: {message}", type=type(exc).__name__, message=_html(str(exc))
+    )
 
 
 def _html(text: str) -> str:
@@ -505,7 +516,9 @@ def resized(vec, d: int, name: str = "vec") -> np.ndarray:
     """
     arr = np.asarray(vec, dtype=np.float64)
     if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty vector, got shape {arr.shape}")
+        raise ValueError(
+            tr("{name} must be a non-empty vector, got shape {shape}", name=name, shape=arr.shape)
+        )
     if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d <= 0:
         raise ValueError(f"d must be a positive integer, got {d!r}")
     return np.resize(arr, int(d))

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from helpers.i18n import tr
+
 KINDS = ("array", "float", "int", "tuple", "str", "optional", "scan", "dict", "constant", "files")
 # The kinds of checks a function's points are split over, and what each is in plain words.
 PARTS = {
@@ -128,13 +130,13 @@ def words(x) -> str:
     """A plain-words description of an input: 'a list of 64 numbers', 'an array of shape (3, 4)'."""
     if isinstance(x, np.ndarray):
         if x.ndim == 1:
-            return f"an array of {x.shape[0]} numbers"
-        return f"an array of shape {tuple(x.shape)}"
+            return tr("an array of {n} numbers", n=x.shape[0])
+        return tr("an array of shape {shape}", shape=tuple(x.shape))
     if isinstance(x, list):
         shape = np.shape(x)
         if len(shape) == 1:
-            return f"a list of {shape[0]} numbers"
-        return f"a nested list of shape {tuple(shape)}"
+            return tr("a list of {n} numbers", n=shape[0])
+        return tr("a nested list of shape {shape}", shape=tuple(shape))
     return repr(x)
 
 
@@ -153,7 +155,7 @@ def spread_positions(rng: np.random.Generator, n: int) -> np.ndarray:
 
 def single_call() -> list[Case]:
     """The one case of a constant or of a function without arguments."""
-    return [Case((), {}, "the module constant")]
+    return [Case((), {}, tr("the module constant"))]
 
 
 def edge(case: Case) -> Case:

@@ -12,6 +12,7 @@ import numbers
 
 import numpy as np
 
+from helpers.i18n import tr
 from helpers.teacher.checks.base import KINDS
 
 RTOL = 1e-6
@@ -41,73 +42,108 @@ def _type_words(value) -> str:
     if value is None:
         return "None"
     if isinstance(value, bool | np.bool_):
-        return f"a boolean ({value})"
+        return tr("a boolean ({value})", value=value)
     if isinstance(value, str):
-        return "a string"
+        return tr("a string")
     if isinstance(value, dict):
-        return "a dict"
+        return tr("a dict")
     if isinstance(value, np.ndarray):
-        return f"an array of shape {value.shape}"
+        return tr("an array of shape {shape}", shape=value.shape)
     if isinstance(value, list | tuple):
-        what = "a list" if isinstance(value, list) else "a tuple"
+        is_list = isinstance(value, list)
         try:
             shape = np.shape(value)
         except ValueError:
-            return f"{what} of {len(value)} items"
+            if is_list:
+                return tr("a list of {n} items", n=len(value))
+            return tr("a tuple of {n} items", n=len(value))
         if len(shape) == 1:
-            return f"{what} of {shape[0]} numbers" if shape[0] != 1 else f"{what} of 1 number"
-        return f"{what} of shape {shape}"
+            if shape[0] == 1:
+                return tr("a list of 1 number") if is_list else tr("a tuple of 1 number")
+            if is_list:
+                return tr("a list of {n} numbers", n=shape[0])
+            return tr("a tuple of {n} numbers", n=shape[0])
+        if is_list:
+            return tr("a list of shape {shape}", shape=shape)
+        return tr("a tuple of shape {shape}", shape=shape)
     if isinstance(value, numbers.Number):
-        return f"the number {value!r}"
+        return tr("the number {value!r}", value=value)
     if type(value).__module__ in ("builtins", "numpy"):
-        return f"a {type(value).__name__}"
-    return f"an object {str(value)[:80]}"
+        return tr("a {type}", type=type(value).__name__)
+    return tr("an object {text}", text=str(value)[:80])
 
 
-def to_array(value, what: str = "returned") -> np.ndarray:
+def _returned(what: str | None) -> str:
+    """The subject of a message about a value: "returned" unless told."""
+    return tr("returned") if what is None else what
+
+
+def to_array(value, what: str | None = None) -> np.ndarray:
+    what = _returned(what)
     if value is None or isinstance(value, str | dict | bytes) or callable(value):
-        raise ValueError(f"{what} {_type_words(value)}, expected an array of numbers")
+        raise ValueError(
+            tr("{what} {value}, expected an array of numbers", what=what, value=_type_words(value))
+        )
     if isinstance(value, bool | np.bool_):
-        msg = f"{what} {_type_words(value)}, expected an array of numbers"
+        msg = tr(
+            "{what} {value}, expected an array of numbers", what=what, value=_type_words(value)
+        )
         raise ValueError(msg)  # noqa: TRY004
     try:
         raw = np.asarray(value)
     except ValueError as exc:
         raise ValueError(
-            f"{what} nested lists of different lengths, expected an array of numbers"
+            tr("{what} nested lists of different lengths, expected an array of numbers", what=what)
         ) from exc
     if raw.dtype == object:
         try:
             raw = np.asarray(value, dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise ValueError(
-                f"{what} {_type_words(value)} that does not hold only numbers, "
-                "expected an array of numbers"
+                tr(
+                    "{what} {value} that does not hold only numbers, expected an array of numbers",
+                    what=what,
+                    value=_type_words(value),
+                )
             ) from exc
     if np.iscomplexobj(raw):
-        raise ValueError(f"{what} complex numbers, expected real numbers")
+        raise ValueError(tr("{what} complex numbers, expected real numbers", what=what))
     if raw.dtype.kind not in "biuf":
-        raise ValueError(f"{what} {_type_words(value)} of {raw.dtype} values, expected numbers")
+        raise ValueError(
+            tr(
+                "{what} {value} of {dtype} values, expected numbers",
+                what=what,
+                value=_type_words(value),
+                dtype=raw.dtype,
+            )
+        )
     if raw.dtype.kind == "b":
-        raise ValueError(f"{what} true/false values, expected numbers")
+        raise ValueError(tr("{what} true/false values, expected numbers", what=what))
     return raw.astype(np.float64)
 
 
-def to_number(value, what: str = "returned") -> float:
+def to_number(value, what: str | None = None) -> float:
+    what = _returned(what)
     if (
         isinstance(value, bool | np.bool_)
         or value is None
         or isinstance(value, str | dict | list | tuple)
     ):
-        raise ValueError(f"{what} {_type_words(value)}, expected a single number")
+        raise ValueError(
+            tr("{what} {value}, expected a single number", what=what, value=_type_words(value))
+        )
     if isinstance(value, np.ndarray):
         if value.ndim != 0:
-            raise ValueError(f"{what} {_type_words(value)}, expected a single number")
+            raise ValueError(
+                tr("{what} {value}, expected a single number", what=what, value=_type_words(value))
+            )
         value = value[()]
     if isinstance(value, complex | np.complexfloating):
-        raise ValueError(f"{what} a complex number, expected a real number")  # noqa: TRY004
+        raise ValueError(tr("{what} a complex number, expected a real number", what=what))  # noqa: TRY004
     if not isinstance(value, numbers.Real):
-        raise ValueError(f"{what} {_type_words(value)}, expected a single number")  # noqa: TRY004
+        raise ValueError(  # noqa: TRY004
+            tr("{what} {value}, expected a single number", what=what, value=_type_words(value))
+        )
     return float(value)
 
 
@@ -135,19 +171,22 @@ def normalize(kind: str, value) -> object:
             return int(value)
         return to_number(value)  # a float: a count must be an int, so it disagrees
     if kind == "optional":
-        return None if value is None else to_number(value, "returned")
+        return None if value is None else to_number(value)
     if kind == "tuple":
         if isinstance(value, np.ndarray) and value.ndim >= 1:
             value = list(value)
         if not isinstance(value, list | tuple):
-            raise ValueError(f"returned {_type_words(value)}, expected a tuple")
-        return tuple(to_array(v, f"item {i} of the tuple is") for i, v in enumerate(value))
+            raise ValueError(tr("returned {value}, expected a tuple", value=_type_words(value)))
+        return tuple(to_array(v, tr("item {i} of the tuple is", i=i)) for i, v in enumerate(value))
     if kind == "scan":
         if isinstance(value, np.ndarray):
             value = value.tolist()
         if not isinstance(value, list | tuple):
             raise ValueError(
-                f"returned {_type_words(value)}, expected a list of (start, rope, add) triples"
+                tr(
+                    "returned {value}, expected a list of (start, rope, add) triples",
+                    value=_type_words(value),
+                )
             )
         rows = []
         for i, item in enumerate(value):
@@ -155,18 +194,23 @@ def normalize(kind: str, value) -> object:
                 item = item.tolist()
             if not isinstance(item, list | tuple) or len(item) != 3:
                 raise ValueError(
-                    f"item {i} of the list is {_type_words(item)}, "
-                    "expected a (start, rope score, add score) triple"
+                    tr(
+                        "item {i} of the list is {value}, "
+                        "expected a (start, rope score, add score) triple",
+                        i=i,
+                        value=_type_words(item),
+                    )
                 )
-            rows.append([to_number(v, f"item {i} of the list holds") for v in item])
+            holds = tr("item {i} of the list holds", i=i)
+            rows.append([to_number(v, holds) for v in item])
         return np.array(rows, dtype=np.float64).reshape(len(rows), 3)
     if kind == "dict":
         if not isinstance(value, dict):
-            raise ValueError(f"returned {_type_words(value)}, expected a dict")
+            raise ValueError(tr("returned {value}, expected a dict", value=_type_words(value)))
         return {str(k): _plain(v) for k, v in value.items()}
     if kind == "str":
         if not isinstance(value, str):
-            raise ValueError(f"returned {_type_words(value)}, expected a string")
+            raise ValueError(tr("returned {value}, expected a string", value=_type_words(value)))
         return value
     return value  # "files": judged by check_report_files
 
@@ -178,7 +222,7 @@ def _plain(value):
     if isinstance(value, numbers.Real) or (isinstance(value, np.ndarray) and value.ndim == 0):
         return to_number(value)
     try:
-        return to_array(value, "holds")
+        return to_array(value, tr("holds"))
     except ValueError:
         return value
 
@@ -190,8 +234,8 @@ def _index_words(idx: tuple) -> str:
     if len(idx) == 0:
         return ""
     if len(idx) == 1:
-        return f" at index {idx[0]}"
-    return f" at index {tuple(int(i) for i in idx)}"
+        return tr(" at index {index}", index=idx[0])
+    return tr(" at index {index}", index=tuple(int(i) for i in idx))
 
 
 def compare(
@@ -199,9 +243,11 @@ def compare(
 ) -> tuple[bool, str]:
     """Elementwise agreement of two float arrays: |got - want| <= 1e-9 + atol + 1e-6 |want|."""
     if got.shape != want.shape:
-        return False, f"returned shape {got.shape}, expected shape {want.shape}"
+        return False, tr(
+            "returned shape {got}, expected shape {want}", got=got.shape, want=want.shape
+        )
     if got.size == 0:
-        return True, "no values to compare"
+        return True, tr("no values to compare")
     with np.errstate(invalid="ignore", over="ignore"):
         diff = np.abs(got - want)
         close = np.isfinite(got) & np.isfinite(want) & (diff <= ATOL + atol + RTOL * np.abs(want))
@@ -210,17 +256,22 @@ def compare(
         close |= np.isnan(got) & np.isnan(want)
     finite = np.where(np.isfinite(diff), diff, 0.0)
     if np.all(close):
-        return True, f"largest difference {float(np.max(finite)):.3g}"
+        return True, tr("largest difference {diff:.3g}", diff=float(np.max(finite)))
     bad = ~close
     nan_bad = bad & np.isnan(got)
     if np.any(nan_bad):
         idx = np.unravel_index(int(np.argmax(nan_bad)), got.shape)
-        return False, f"returned nan{_index_words(idx)} where {want[idx]:.6g} was expected"
+        return False, tr(
+            "returned nan{at} where {want:.6g} was expected", at=_index_words(idx), want=want[idx]
+        )
     score = np.where(bad, np.where(np.isnan(diff), np.inf, diff), -1.0)
     idx = np.unravel_index(int(np.argmax(score)), got.shape)
-    return False, (
-        f"largest difference {float(diff[idx]):.3g}{_index_words(idx)}: "
-        f"got {got[idx]:.6g}, expected {want[idx]:.6g}"
+    return False, tr(
+        "largest difference {diff:.3g}{at}: got {got:.6g}, expected {want:.6g}",
+        diff=float(diff[idx]),
+        at=_index_words(idx),
+        got=got[idx],
+        want=want[idx],
     )
 
 
@@ -242,26 +293,40 @@ def agree(kind: str, got, want, nan_equal: bool = False, atol: float = 0.0) -> t
         return compare(got, want, nan_equal, atol)
     if kind in ("float", "constant"):
         ok, detail = compare(np.asarray(got), np.asarray(want), nan_equal, atol)
-        return ok, detail if ok else f"returned {got:.6g}, expected {want:.6g}"
+        return ok, detail if ok else tr(
+            "returned {got:.6g}, expected {want:.6g}", got=got, want=want
+        )
     if kind == "int":
         if isinstance(got, float):
-            return False, f"returned the float {got!r}; a count is an int, expected {want!r}"
+            return False, tr(
+                "returned the float {got!r}; a count is an int, expected {want!r}",
+                got=got,
+                want=want,
+            )
         ok = got == want
-        return ok, "equal" if ok else f"returned {got!r}, expected {want!r}"
+        return ok, tr("equal") if ok else tr(
+            "returned {got!r}, expected {want!r}", got=got, want=want
+        )
     if kind == "optional":
         if got is None or want is None:
             ok = got is None and want is None
-            return ok, "both None" if ok else f"returned {got!r}, expected {want!r}"
+            if ok:
+                return ok, tr("both None")
+            return ok, tr("returned {got!r}, expected {want!r}", got=got, want=want)
         ok, _ = compare(np.asarray(got), np.asarray(want), nan_equal, atol)
-        return ok, "equal" if ok else f"returned {got:g}, expected {want:g}"
+        return ok, tr("equal") if ok else tr(
+            "returned {got:g}, expected {want:g}", got=got, want=want
+        )
     if kind == "tuple":
         if len(got) != len(want):
-            return False, f"returned a tuple of {len(got)} items, expected {len(want)}"
+            return False, tr(
+                "returned a tuple of {got} items, expected {want}", got=len(got), want=len(want)
+            )
         details = []
         for i, (g, w) in enumerate(zip(got, want)):
             ok, detail = compare(g, w, nan_equal, atol)
             if not ok:
-                return False, f"item {i} of the tuple: {detail}"
+                return False, tr("item {i} of the tuple: {detail}", i=i, detail=detail)
             details.append(detail)
         return True, "; ".join(details)
     if kind == "scan":
@@ -277,68 +342,95 @@ def _agree_scan(
     got: np.ndarray, want: np.ndarray, nan_equal: bool, atol: float
 ) -> tuple[bool, str]:
     if got.shape != want.shape:
-        return False, f"returned {got.shape[0]} triples, expected {want.shape[0]} (one per start)"
+        return False, tr(
+            "returned {got} triples, expected {want} (one per start)",
+            got=got.shape[0],
+            want=want.shape[0],
+        )
     if not np.array_equal(got[:, 0], want[:, 0]):
         starts_got, starts_want = got[:, 0].astype(int).tolist(), want[:, 0].astype(int).tolist()
-        return False, f"returned the starts {starts_got}, expected {starts_want}"
-    for col, what in ((1, "rope score"), (2, "add score")):
+        return False, tr(
+            "returned the starts {got}, expected {want}", got=starts_got, want=starts_want
+        )
+    for col, what in ((1, tr("rope score")), (2, tr("add score"))):
         ok, _ = compare(got[:, col], want[:, col], nan_equal, atol)
         if not ok:
             with np.errstate(invalid="ignore"):
                 diff = np.abs(got[:, col] - want[:, col])
             row = int(np.argmax(np.where(np.isnan(diff), np.inf, diff)))
-            return False, (
-                f"the {what} at start {int(want[row, 0])} is {got[row, col]:.6g}, "
-                f"expected {want[row, col]:.6g}"
+            return False, tr(
+                "the {what} at start {start} is {got:.6g}, expected {want:.6g}",
+                what=what,
+                start=int(want[row, 0]),
+                got=got[row, col],
+                want=want[row, col],
             )
-    return True, "every triple agrees"
+    return True, tr("every triple agrees")
 
 
 def _agree_report(got: dict, want: dict) -> tuple[bool, str]:
     missing = [k for k in want if k not in got]
     if missing:
-        return False, f"the report has no key {', '.join(missing)}"
+        return False, tr("the report has no key {keys}", keys=", ".join(missing))
     for key, w in want.items():
         g = got[key]
         if key in NOISE_KEYS:
             try:
-                number = to_number(g, f"{key} is")
+                number = to_number(g, tr("{key} is", key=key))
             except ValueError as exc:
                 return False, str(exc)
             if not abs(number) < NOISE_LIMIT:
                 return (
                     False,
-                    f"{key} is {number:.3g}; it should be float noise, |{key}| < {NOISE_LIMIT:g}",
+                    tr(
+                        "{key} is {number:.3g}; it should be float noise, |{key}| < {limit:g}",
+                        key=key,
+                        number=number,
+                        limit=NOISE_LIMIT,
+                    ),
                 )
             continue
         if isinstance(w, float):
             try:
-                number = to_number(g, f"{key} is")
+                number = to_number(g, tr("{key} is", key=key))
             except ValueError as exc:
                 return False, str(exc)
             ok, _ = compare(np.asarray(number), np.asarray(w))
             if not ok:
-                return False, f"{key} is {number:.6g}, expected {w:.6g}"
+                return False, tr(
+                    "{key} is {number:.6g}, expected {want:.6g}", key=key, number=number, want=w
+                )
             continue
         if not isinstance(g, np.ndarray):
             try:
-                g = to_array(g, f"{key} is")
+                g = to_array(g, tr("{key} is", key=key))
             except ValueError as exc:
                 return False, str(exc)
         ok, detail = compare(g, np.asarray(w, dtype=np.float64))
         if not ok:
-            return False, f"{key}: {detail}"
-    return True, "every key agrees"
+            return False, tr("{key}: {detail}", key=key, detail=detail)
+    return True, tr("every key agrees")
 
 
 def _agree_text(got: str, want: str) -> tuple[bool, str]:
     if got == want:
-        return True, "identical"
+        return True, tr("identical")
     g_lines, w_lines = got.split("\n"), want.split("\n")
     for row, (g, w) in enumerate(zip(g_lines, w_lines)):
         if g != w:
             for col, (a, b) in enumerate(zip(g, w)):
                 if a != b:
-                    return False, f"line {row + 1}, character {col + 1}: got {a!r}, expected {b!r}"
-            return False, f"line {row + 1} has {len(g)} characters, expected {len(w)}"
-    return False, f"returned {len(g_lines)} lines, expected {len(w_lines)}"
+                    return False, tr(
+                        "line {row}, character {col}: got {got!r}, expected {want!r}",
+                        row=row + 1,
+                        col=col + 1,
+                        got=a,
+                        want=b,
+                    )
+            return False, tr(
+                "line {row} has {got} characters, expected {want}",
+                row=row + 1,
+                got=len(g),
+                want=len(w),
+            )
+    return False, tr("returned {got} lines, expected {want}", got=len(g_lines), want=len(w_lines))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from helpers.i18n import tr
 from helpers.teacher import reference as ref
 from helpers.teacher.checks.base import (
     Case,
@@ -33,18 +34,18 @@ def _dot_profile_fixed() -> list[Case]:
         Case(
             (ref.sinusoidal_pe(46, 32), 25, SEED_OFFSETS),
             {},
-            "pe = sinusoidal_pe(46, 32), pos=25, the article's offsets",
+            tr("pe = sinusoidal_pe(46, 32), pos=25, the article's offsets"),
         ),
         Case(
             (ref.sinusoidal_pe(3, 2).tolist(), 0, [0, 2]),
             {},
-            "pe = sinusoidal_pe(3, 2) as a list, pos=0",
+            tr("pe = sinusoidal_pe(3, 2) as a list, pos=0"),
         ),
-        Case((ref.sinusoidal_pe(8, 4), 7, [0]), {}, "the last row, offset 0", part="edge"),
+        Case((ref.sinusoidal_pe(8, 4), 7, [0]), {}, tr("the last row, offset 0"), part="edge"),
         Case(
             (ref.sinusoidal_pe(8, 4), 5, [0, 3]),
             {},
-            "pos=5 in a table of 8 rows, offset 3 past the end",
+            tr("pos=5 in a table of 8 rows, offset 3 past the end"),
         ),
     ]
 
@@ -60,7 +61,12 @@ def _dot_profile_random(rng: np.random.Generator) -> list[Case]:
             Case(
                 (maybe_list(rng, pe), pos, offsets),
                 {},
-                f"pe {words(pe)}, pos={pos}, offsets {offsets}",
+                tr(
+                    "pe {what}, pos={pos}, offsets {offsets}",
+                    what=words(pe),
+                    pos=pos,
+                    offsets=offsets,
+                ),
             )
         )
     return cases
@@ -80,8 +86,8 @@ DOT_PROFILE = FunctionCheck(
 
 def _closed_form_fixed() -> list[Case]:
     return [
-        Case((SEED_OFFSETS, 32), {}, "the article's offsets, d=32"),
-        Case(([0, 4096], 2), {"base": 100.0}, "offsets [0, 4096], d=2, base=100", part="edge"),
+        Case((SEED_OFFSETS, 32), {}, tr("the article's offsets, d=32")),
+        Case(([0, 4096], 2), {"base": 100.0}, tr("offsets [0, 4096], d=2, base=100"), part="edge"),
     ]
 
 
@@ -91,7 +97,11 @@ def _closed_form_random(rng: np.random.Generator) -> list[Case]:
         d, base = even_d(rng), log_base(rng)
         offsets = [int(k) for k in spread_positions(rng, int(rng.integers(1, 10)))]
         cases.append(
-            Case((offsets, d), {"base": base}, f"offsets {offsets}, d={d}, base={fmt(base)}")
+            Case(
+                (offsets, d),
+                {"base": base},
+                tr("offsets {offsets}, d={d}, base={base}", offsets=offsets, d=d, base=fmt(base)),
+            )
         )
     return cases
 
@@ -111,19 +121,22 @@ CLOSED_FORM_DOT = FunctionCheck(
 def _rebound_fixed() -> list[Case]:
     seed_profile = [16.00, 15.31, 13.73, 12.27, 11.78, 10.52, 10.06, 8.41, 10.47]
     return [
-        Case((SEED_OFFSETS, seed_profile), {}, "the article's table (rebounds at 20)"),
+        Case((SEED_OFFSETS, seed_profile), {}, tr("the article's table (rebounds at 20)")),
         Case(
             ([0, 1, 2, 3], [4.0, 3.0, 2.0, 1.0]),
             {},
-            "a decreasing profile (no rebound)",
+            tr("a decreasing profile (no rebound)"),
             part="edge",
         ),
         Case(
-            ([0, 1, 2], [3.0, 3.0, 2.0]), {}, "an equal step then a drop (no rebound)", part="edge"
+            ([0, 1, 2], [3.0, 3.0, 2.0]),
+            {},
+            tr("an equal step then a drop (no rebound)"),
+            part="edge",
         ),
-        Case(([0, 5], np.array([1.0, 2.0])), {}, "two values, the second larger"),
-        Case(([7], [1.0]), {}, "a single value", part="edge"),
-        Case(([0, 1, 2], [1.0, 2.0]), {}, "bad input: 3 offsets and 2 values"),
+        Case(([0, 5], np.array([1.0, 2.0])), {}, tr("two values, the second larger")),
+        Case(([7], [1.0]), {}, tr("a single value"), part="edge"),
+        Case(([0, 1, 2], [1.0, 2.0]), {}, tr("bad input: 3 offsets and 2 values")),
     ]
 
 
@@ -137,7 +150,7 @@ def _rebound_random(rng: np.random.Generator) -> list[Case]:
             Case(
                 (offsets, maybe_list(rng, prof)),
                 {},
-                f"offsets {offsets}, a profile {words(prof)}",
+                tr("offsets {offsets}, a profile {what}", offsets=offsets, what=words(prof)),
             )
         )
     return cases

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from helpers.i18n import tr
 from helpers.teacher import reference as ref
 from helpers.teacher.checks.base import (
     Case,
@@ -29,8 +30,10 @@ def _table_random(rng: np.random.Generator, n: int = 5, rows: tuple = (1, 65)) -
     for t in range(n):
         L, d = int(rng.integers(*rows)), even_d(rng, 64)
         pe = ref.sinusoidal_pe(L, d, log_base(rng)) if t % 2 else normal(rng, L, d)
-        what = "a sinusoidal table" if t % 2 else "random values"
-        cases.append(Case((maybe_list(rng, pe),), {}, f"pe {words(pe)} ({what})"))
+        what = tr("a sinusoidal table") if t % 2 else tr("random values")
+        cases.append(
+            Case((maybe_list(rng, pe),), {}, tr("pe {what} ({kind})", what=words(pe), kind=what))
+        )
     return cases
 
 
@@ -39,9 +42,9 @@ def _table_random(rng: np.random.Generator, n: int = 5, rows: tuple = (1, 65)) -
 
 def _pe_norms_fixed() -> list[Case]:
     return [
-        Case((ref.sinusoidal_pe(5, 32),), {}, "pe = sinusoidal_pe(5, 32) (norm 4.0 each)"),
-        Case(([[3.0, 4.0], [0.0, 0.0], [1.0, -1.0]],), {}, "a 3x2 list", part="edge"),
-        Case(([1.0, 2.0],), {}, "bad input: a 1-dimensional pe"),
+        Case((ref.sinusoidal_pe(5, 32),), {}, tr("pe = sinusoidal_pe(5, 32) (norm 4.0 each)")),
+        Case(([[3.0, 4.0], [0.0, 0.0], [1.0, -1.0]],), {}, tr("a 3x2 list"), part="edge"),
+        Case(([1.0, 2.0],), {}, tr("bad input: a 1-dimensional pe")),
     ]
 
 
@@ -62,8 +65,8 @@ def _expected_norm_fixed() -> list[Case]:
         Case((32,), {}, "d=32"),
         Case((2,), {}, "d=2", part="edge"),
         Case((512,), {}, "d=512"),
-        Case((7,), {}, "bad input: an odd d=7"),
-        Case((True,), {}, "bad input: d=True"),
+        Case((7,), {}, tr("bad input: an odd d=7")),
+        Case((True,), {}, tr("bad input: d=True")),
     ]
 
 
@@ -99,16 +102,18 @@ EXPECTED_NORM = FunctionCheck(
 def _min_distance_fixed() -> list[Case]:
     return [
         Case(
-            (ref.sinusoidal_pe(100, 32),), {}, "pe = sinusoidal_pe(100, 32) (the article's 1.1716)"
+            (ref.sinusoidal_pe(100, 32),),
+            {},
+            tr("pe = sinusoidal_pe(100, 32) (the article's 1.1716)"),
         ),
-        Case(([[0.0, 0.0], [3.0, 4.0]],), {}, "two rows [0, 0] and [3, 4]"),
+        Case(([[0.0, 0.0], [3.0, 4.0]],), {}, tr("two rows [0, 0] and [3, 4]")),
         Case(
             ([[1.0, 1.0], [1.0, 1.0], [2.0, 1.0]],),
             {},
-            "two equal rows among three (distance 0)",
+            tr("two equal rows among three (distance 0)"),
             part="edge",
         ),
-        Case(([[1.0, 2.0]],), {}, "bad input: a single row"),
+        Case(([[1.0, 2.0]],), {}, tr("bad input: a single row")),
     ]
 
 
@@ -147,10 +152,10 @@ def _ratio_fixed() -> list[Case]:
     r = np.random.default_rng(4)
     emb = r.normal(scale=0.02, size=(6, 32))
     return [
-        Case((emb,), {}, "token_emb 6x32 with std 0.02, scale=True"),
-        Case((emb.tolist(),), {"scale": False}, "token_emb 6x32 as a list, scale=False"),
-        Case(([[3.0, 4.0]],), {}, "one row [3, 4]", part="edge"),
-        Case(([3.0, 4.0],), {}, "bad input: a 1-dimensional token_emb"),
+        Case((emb,), {}, tr("token_emb 6x32 with std 0.02, scale=True")),
+        Case((emb.tolist(),), {"scale": False}, tr("token_emb 6x32 as a list, scale=False")),
+        Case(([[3.0, 4.0]],), {}, tr("one row [3, 4]"), part="edge"),
+        Case(([3.0, 4.0],), {}, tr("bad input: a 1-dimensional token_emb")),
     ]
 
 
@@ -164,7 +169,7 @@ def _ratio_random(rng: np.random.Generator) -> list[Case]:
             Case(
                 (maybe_list(rng, emb),),
                 {"scale": scale},
-                f"token_emb {words(emb)}, scale={scale}",
+                tr("token_emb {what}, scale={scale}", what=words(emb), scale=scale),
             )
         )
     return cases

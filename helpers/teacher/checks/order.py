@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from helpers.i18n import tr
 from helpers.teacher import reference as ref
 from helpers.teacher.checks.base import (
     Case,
@@ -43,29 +44,31 @@ def _order_inputs(seed: int, n: int, d: int) -> tuple:
 
 def _softmax_fixed() -> list[Case]:
     return [
-        Case(([1000.0, 1000.0],), {}, "x = [1000, 1000] (large equal values)"),
+        Case(([1000.0, 1000.0],), {}, tr("x = [1000, 1000] (large equal values)")),
         Case(
             ([[1.0, 2.0, 3.0], [1000.0, 1001.0, 1002.0]],),
             {},
-            "a 2 x 3 list whose second row has values near 1000",
+            tr("a 2 x 3 list whose second row has values near 1000"),
         ),
         Case(
             ([[-np.inf, 0.0, -np.inf], [-np.inf, -np.inf, 5.0]],),
             {},
-            "rows of -inf except one entry",
+            tr("rows of -inf except one entry"),
             part="edge",
         ),
-        Case((np.array([0.0, 1.0, 2.0]),), {}, "x = [0, 1, 2] as an array"),
+        Case((np.array([0.0, 1.0, 2.0]),), {}, tr("x = [0, 1, 2] as an array")),
         Case(
-            (np.array([[0.5, -1.0], [2.0, 3.0], [0.0, 0.0]]),), {"axis": 0}, "a 3 x 2 array, axis=0"
+            (np.array([[0.5, -1.0], [2.0, 3.0], [0.0, 0.0]]),),
+            {"axis": 0},
+            tr("a 3 x 2 array, axis=0"),
         ),
         Case(
             (np.array([[710.0, 0.0], [-3.0, 720.0]]),),
             {},
-            "a 2 x 2 array with values above 709",
+            tr("a 2 x 2 array with values above 709"),
             part="edge",
         ),
-        Case((3.0,), {}, "bad input: a scalar x = 3.0"),
+        Case((3.0,), {}, tr("bad input: a scalar x = 3.0")),
     ]
 
 
@@ -75,9 +78,15 @@ def _softmax_random(rng: np.random.Generator) -> list[Case]:
         n, m = int(rng.integers(1, 8)), int(rng.integers(1, 12))
         x = normal(rng, n, m, scale=float(rng.choice([1.0, 10.0, 400.0])))
         axis = int(rng.choice([-1, 0, 1]))
-        cases.append(Case((maybe_list(rng, x),), {"axis": axis}, f"x {words(x)}, axis={axis}"))
+        cases.append(
+            Case(
+                (maybe_list(rng, x),),
+                {"axis": axis},
+                tr("x {what}, axis={axis}", what=words(x), axis=axis),
+            )
+        )
     x = normal(rng, int(rng.integers(2, 10))) + 1000.0
-    cases.append(Case((x,), {}, f"x {words(x)} around 1000"))
+    cases.append(Case((x,), {}, tr("x {what} around 1000", what=words(x))))
     return cases
 
 
@@ -118,15 +127,15 @@ def _attention_fixed() -> list[Case]:
     V = np.cos(0.5 * j[:6]).reshape(3, 2)
     causal = np.array([[0.0, -np.inf, -np.inf], [0.0, 0.0, -np.inf]])
     return [
-        Case((Q, K, V), {}, "Q 2x4, K 3x4, V 3x2 (d_k = 4), no bias"),
+        Case((Q, K, V), {}, tr("Q 2x4, K 3x4, V 3x2 (d_k = 4), no bias")),
         Case(
             (Q.tolist(), K.tolist(), V.tolist()),
             {"bias": [0.5, -1.0, 0.0]},
-            "the same as lists, bias a row of 3",
+            tr("the same as lists, bias a row of 3"),
         ),
-        Case((Q, K, V), {"bias": causal}, "Q 2x4, K 3x4, V 3x2 with a -inf mask as bias"),
-        Case((Q[:1], K[:1], V[:1]), {}, "one query and one key (d_k = 4)", part="edge"),
-        Case((Q, K[:, :3], V), {}, "bad input: Q 2x4 and K 3x3 (different widths)"),
+        Case((Q, K, V), {"bias": causal}, tr("Q 2x4, K 3x4, V 3x2 with a -inf mask as bias")),
+        Case((Q[:1], K[:1], V[:1]), {}, tr("one query and one key (d_k = 4)"), part="edge"),
+        Case((Q, K[:, :3], V), {}, tr("bad input: Q 2x4 and K 3x3 (different widths)")),
     ]
 
 
@@ -143,7 +152,7 @@ def _attention_random(rng: np.random.Generator) -> list[Case]:
             label += f", bias {n}x{m}"
         as_list = bool(t % 3 == 0)
         args = (Q.tolist(), K.tolist(), V.tolist()) if as_list else (Q, K, V)
-        cases.append(Case(args, kwargs, label + (" as lists" if as_list else "")))
+        cases.append(Case(args, kwargs, label + (tr(" as lists") if as_list else "")))
     return cases
 
 
@@ -196,11 +205,11 @@ ATTENTION = FunctionCheck(
 def _self_attention_fixed() -> list[Case]:
     X, Wq, Wk, Wv, _ = _order_inputs(0, 5, 4)
     return [
-        Case((X, Wq, Wk, Wv), {}, "X 5x4, square weights 4x4"),
+        Case((X, Wq, Wk, Wv), {}, tr("X 5x4, square weights 4x4")),
         Case(
             (X[:1].tolist(), Wq.tolist(), Wk.tolist(), Wv[:, :2].tolist()),
             {},
-            "one token as lists, Wv 4x2",
+            tr("one token as lists, Wv 4x2"),
             part="edge",
         ),
     ]
@@ -234,12 +243,12 @@ def _permutation_gap_fixed() -> list[Case]:
     X, Wq, Wk, Wv, perm = _order_inputs(1, 6, 8)
     return [
         Case((X, Wq, Wk, Wv, perm), {}, f"X 6x8, perm {perm}"),
-        Case((X[:1], Wq, Wk, Wv, [0]), {}, "one token, perm [0]", part="edge"),
+        Case((X[:1], Wq, Wk, Wv, [0]), {}, tr("one token, perm [0]"), part="edge"),
         # the true gap is float noise: a perm that is not a permutation must be refused
         Case(
             (X, Wq, Wk, Wv, [0, 0, 1, 2, 3, 4]),
             {},
-            "bad input: perm [0, 0, 1, 2, 3, 4], not a permutation",
+            tr("bad input: perm [0, 0, 1, 2, 3, 4], not a permutation"),
         ),
     ]
 
@@ -275,15 +284,17 @@ def _order_gap_fixed() -> list[Case]:
         Case(
             (X, P, Wq, Wk, Wv, [5, 4, 3, 2, 1, 0]),
             {},
-            "X 6x8, P = sinusoidal_pe(6, 8), reversed order",
+            tr("X 6x8, P = sinusoidal_pe(6, 8), reversed order"),
         ),
         Case(
             (X.tolist(), ref.sinusoidal_pe(10, 8).tolist(), Wq, Wk, Wv, [1, 0, 2, 3, 4, 5]),
             {},
-            "X 6x8 as a list, P with 10 rows, first two tokens swapped",
+            tr("X 6x8 as a list, P with 10 rows, first two tokens swapped"),
         ),
         Case(
-            (X, P[:3], Wq, Wk, Wv, [5, 4, 3, 2, 1, 0]), {}, "bad input: P with 3 rows for 6 tokens"
+            (X, P[:3], Wq, Wk, Wv, [5, 4, 3, 2, 1, 0]),
+            {},
+            tr("bad input: P with 3 rows for 6 tokens"),
         ),
     ]
 

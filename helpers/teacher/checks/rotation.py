@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from helpers.i18n import tr
 from helpers.teacher import reference as ref
 from helpers.teacher.checks.base import (
     Case,
@@ -37,7 +38,7 @@ def _rotation_fixed() -> list[Case]:
         Case((math.pi / 2,), {}, "angle = pi/2"),
         Case((0.0,), {}, "angle = 0", part="edge"),
         Case((0.3,), {}, "angle = 0.3"),
-        Case((float("nan"),), {}, "bad input: angle = nan"),
+        Case((float("nan"),), {}, tr("bad input: angle = nan")),
     ]
 
 
@@ -74,10 +75,10 @@ ROTATION_2D = FunctionCheck(
 
 def _rotate_pair_fixed() -> list[Case]:
     return [
-        Case((1.0, 0.0, math.pi / 2), {}, "(1, 0) by pi/2"),
-        Case((0.5, -2.0, 0.0), {}, "(0.5, -2) by 0", part="edge"),
-        Case((2.0, 1.0, 1.25), {}, "(2, 1) by 1.25"),
-        Case((1.0, 0.0, float("inf")), {}, "bad input: angle = inf"),
+        Case((1.0, 0.0, math.pi / 2), {}, tr("(1, 0) by pi/2")),
+        Case((0.5, -2.0, 0.0), {}, tr("(0.5, -2) by 0"), part="edge"),
+        Case((2.0, 1.0, 1.25), {}, tr("(2, 1) by 1.25")),
+        Case((1.0, 0.0, float("inf")), {}, tr("bad input: angle = inf")),
     ]
 
 
@@ -85,7 +86,9 @@ def _rotate_pair_random(rng: np.random.Generator) -> list[Case]:
     cases = []
     for _ in range(5):
         x0, x1, a = (float(v) for v in (rng.normal(), rng.normal(), rng.uniform(-10, 10)))
-        cases.append(Case((x0, x1, a), {}, f"({x0:.4g}, {x1:.4g}) by {a:.4g}"))
+        cases.append(
+            Case((x0, x1, a), {}, tr("({x0:.4g}, {x1:.4g}) by {a:.4g}", x0=x0, x1=x1, a=a))
+        )
     return cases
 
 
@@ -112,10 +115,10 @@ ROTATE_PAIR = FunctionCheck(
 
 def _shift_matrix_fixed() -> list[Case]:
     return [
-        Case((3, 8), {}, "k=3, d=8 (the article's check)"),
+        Case((3, 8), {}, tr("k=3, d=8 (the article's check)")),
         Case((0, 4), {}, "k=0, d=4", part="edge"),
         Case((1, 2), {"base": 100.0}, "k=1, d=2, base=100"),
-        Case((1, 5), {}, "bad input: an odd d=5"),
+        Case((1, 5), {}, tr("bad input: an odd d=5")),
     ]
 
 
@@ -160,8 +163,8 @@ def _shift_error_fixed() -> list[Case]:
         Case((0, 2, 1), {}, "k=0, d=2, max_len=1", part="edge"),
         # the true error is float noise, so the bad inputs are what tells an answer from
         # a constant 0.0
-        Case((5, 8, 5), {}, "bad input: k=5 with max_len=5 (no position to shift)"),
-        Case((3, 7, 20), {}, "bad input: an odd d=7"),
+        Case((5, 8, 5), {}, tr("bad input: k=5 with max_len=5 (no position to shift)")),
+        Case((3, 7, 20), {}, tr("bad input: an odd d=7")),
     ]
 
 

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from helpers.i18n import tr
 from helpers.teacher import reference as ref
 from helpers.teacher.checks.base import (
     Case,
@@ -41,12 +42,12 @@ def _table(pos: np.ndarray, rates: np.ndarray, d: int, swap: bool = False) -> np
 
 def _angle_rates_fixed() -> list[Case]:
     return [
-        Case((4,), {}, "d=4 (rates 1 and 0.01)"),
+        Case((4,), {}, tr("d=4 (rates 1 and 0.01)")),
         Case((2,), {}, "d=2", part="edge"),
         Case((64,), {"base": 500.0}, "d=64, base=500"),
         Case((256,), {"base": 1e6}, "d=256, base=1e6"),
-        Case((7,), {}, "bad input: an odd d=7"),
-        Case((8,), {"base": 1.0}, "bad input: base=1"),
+        Case((7,), {}, tr("bad input: an odd d=7")),
+        Case((8,), {"base": 1.0}, tr("bad input: base=1")),
     ]
 
 
@@ -84,7 +85,7 @@ ANGLE_RATES = FunctionCheck(
 
 def _sinusoidal_fixed() -> list[Case]:
     return [
-        Case((4, 4), {}, "max_len=4, d=4 (the article's table)"),
+        Case((4, 4), {}, tr("max_len=4, d=4 (the article's table)")),
         Case((1, 2), {}, "max_len=1, d=2", part="edge"),
         Case((24, 16), {}, "max_len=24, d=16"),
         Case((3, 8), {"base": 100.0}, "max_len=3, d=8, base=100"),
@@ -177,8 +178,8 @@ def _embed_fixed() -> list[Case]:
     r = np.random.default_rng(3)
     emb = r.normal(scale=0.02, size=(5, 8))
     return [
-        Case((emb,), {}, "token_emb 5x8, small values"),
-        Case((emb[:1].tolist(),), {"base": 100.0}, "one token (1x8) as a list, base=100"),
+        Case((emb,), {}, tr("token_emb 5x8, small values")),
+        Case((emb[:1].tolist(),), {"base": 100.0}, tr("one token (1x8) as a list, base=100")),
         Case(([[0.1, -0.2]],), {}, "token_emb 1x2", part="edge"),
     ]
 
@@ -192,7 +193,7 @@ def _embed_random(rng: np.random.Generator) -> list[Case]:
             Case(
                 (maybe_list(rng, emb),),
                 {"base": base},
-                f"token_emb {words(emb)}, base={fmt(base)}",
+                tr("token_emb {what}, base={base}", what=words(emb), base=fmt(base)),
             )
         )
     return cases
@@ -228,17 +229,19 @@ EMBED_WITH_POSITIONS = FunctionCheck(
 def _heatmap_fixed() -> list[Case]:
     return [
         Case(
-            (ref.sinusoidal_pe(24, 16),), {}, "pe = sinusoidal_pe(24, 16) (the article's picture)"
+            (ref.sinusoidal_pe(24, 16),),
+            {},
+            tr("pe = sinusoidal_pe(24, 16) (the article's picture)"),
         ),
         Case(
             (ref.sinusoidal_pe(4, 4).tolist(),),
             {"ramp": "01"},
-            "pe = sinusoidal_pe(4, 4) as a list, ramp '01'",
+            tr("pe = sinusoidal_pe(4, 4) as a list, ramp '01'"),
         ),
         Case(
             ([[-1.0, 1.0, 0.0, -0.99, 0.99]],),
             {},
-            "one row with -1, 1, 0, -0.99, 0.99",
+            tr("one row with -1, 1, 0, -0.99, 0.99"),
             part="edge",
         ),
     ]
@@ -251,7 +254,13 @@ def _heatmap_random(rng: np.random.Generator) -> list[Case]:
         n, m = int(rng.integers(1, 30)), int(rng.integers(1, 30))
         pe = rng.uniform(-1.0, 1.0, size=(n, m))
         ramp = str(rng.choice(ramps))
-        cases.append(Case((maybe_list(rng, pe),), {"ramp": ramp}, f"pe {words(pe)}, ramp {ramp!r}"))
+        cases.append(
+            Case(
+                (maybe_list(rng, pe),),
+                {"ramp": ramp},
+                tr("pe {what}, ramp {ramp!r}", what=words(pe), ramp=ramp),
+            )
+        )
     return cases
 
 
