@@ -618,7 +618,21 @@ def _submissions(course: Path, ids: list[str], students: Iterable[str] | None) -
     unknown = [s for s in chosen if s not in found]
     if unknown:
         raise ValueError(f"students must have a folder in {folder}, got {unknown!r}")
-    return [Task(s, a) for s in chosen for a in ids]
+    return [Task(s, a) for s in chosen for a in ids if not _took_other_language(folder / s, a)]
+
+
+def _took_other_language(learner: Path, assignment: str) -> bool:
+    """True when the learner did not submit ``assignment`` but the same notebook in another
+    language (``06_rope_ko`` for ``06_rope``): that one is graded, this one is not missing."""
+    from helpers.i18n import split_assignment
+
+    if (learner / assignment).is_dir() or not learner.is_dir():
+        return False
+    base = split_assignment(assignment)[0]
+    return any(
+        p.is_dir() and p.name != assignment and split_assignment(p.name)[0] == base
+        for p in learner.iterdir()
+    )
 
 
 REPORT_NAME = "autograde_report.csv"
