@@ -26,7 +26,8 @@ from helpers.teacher import learner_build
 from tests import classroom_kit as kit
 from tests import rehearsal
 
-IDS = kit.real_ids(list(ASSIGNMENTS))
+# every English notebook, and one Korean one (its self-check answers in Korean)
+IDS = kit.real_ids([*ASSIGNMENTS, "01_order_ko"])
 TEACHER_SIDE = "grading happens on the teacher's side"
 GRADE_CALL = re.compile(r'grade\("\w+"\)')
 
@@ -71,6 +72,7 @@ def test_wheel_leaves_out_the_teacher_modules(wheel):
     """No reference, checks, nbgrader plugin, sandbox or classroom in the wheel: no teacher/."""
     names = zipfile.ZipFile(wheel).namelist()
     assert "helpers/grader.py" in names and "helpers/widgets/base.py" in names
+    assert "helpers/messages/grader.yaml" in names  # the Korean messages travel with it
     assert learner_build.TEACHER_ONLY == "teacher"
     teacher = [n for n in names if n.startswith("helpers/teacher/")]
     assert not teacher, teacher
@@ -155,7 +157,12 @@ def test_notebook_runs_with_learner_build(assignment, learner_python, tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert "self_check" in out["last_source"]
-    assert TEACHER_SIDE in out["last_output"], out["last_output"]
+    from helpers.grader import TEACHER_SIDE as said
+    from helpers.i18n import split_assignment, tr
+
+    assert TEACHER_SIDE in said
+    lang = split_assignment(assignment)[1]
+    assert tr(said, lang=lang) in out["last_output"], out["last_output"]
 
 
 def _texts_of_wheel(wheel: Path) -> dict[str, str]:

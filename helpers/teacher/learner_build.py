@@ -65,7 +65,9 @@ def stage(dest: Path, root: Path = ROOT) -> Path:
         f'requires-python = "{project["requires-python"]}"\n'
         f"dependencies = [\n{deps},\n]\n\n"
         "[tool.setuptools.packages.find]\n"
-        'include = ["helpers*"]\n',
+        'include = ["helpers*"]\n\n'
+        "[tool.setuptools.package-data]\n"
+        'helpers = ["messages/*.yaml"]\n',
         encoding="utf-8",
     )
     return dest
