@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 import sys
 from pathlib import Path
@@ -209,6 +210,22 @@ def test_progress_line_counts_and_time_left():
     assert out.getvalue().endswith("\n")
 
 
+def test_time_left_stays_honest_while_a_notebook_hangs():
+    """Never 0 s left while a notebook is being graded; one that runs far longer than the
+    others is shown running, with its time, instead of a guess."""
+    import time
+
+    bar = classroom.Progress(learners=3, tasks=3, stream=io.StringIO(), jobs=2)
+    bar.durations = [0.5, 0.5]
+    now = time.perf_counter()
+    just_started = bar.line(2, 2, running=[now])
+    assert re.search(r"~[1-9]\d*s left$", just_started), just_started
+    hung = bar.line(2, 2, running=[now - 75])
+    assert "1 notebook(s) running for 1m15s" in hung and "0s left" not in hung, hung
+    cluster = classroom.Progress(learners=3, tasks=3, stream=io.StringIO())  # no start times
+    assert re.search(r"~[1-9]\d*s left$", cluster.line(2, 2)), cluster.line(2, 2)
+
+
 def test_commands_reject_bad_input(tmp_path, monkeypatch):
     """Bad course, exchange, jobs or student ids: a ValueError naming the argument."""
     with pytest.raises(ValueError, match="course"):
@@ -301,3 +318,70 @@ def test_a_learner_sets_up_once_then_fetches_and_submits_with_plain_nbgrader(tmp
     _cli("collect", "ex1", "--course", str(course), "--exchange", str(exchange), cwd=tmp_path)
     assert (course / "submitted" / getpass.getuser() / "ex1" / "ex1.ipynb").exists()
     assert os.environ.get("HOME") != str(home)  # the test's own HOME was left alone
+
+
+def _statuses(course: Path) -> dict[str, dict[str, str]]:
+    with open(course / classroom.REPORT_NAME, newline="", encoding="utf-8") as fh:
+        return {row["student_id"]: row for row in csv.DictReader(fh)}
+
+
+@pytest.mark.skipif(bool(_real_course_ready()), reason=_real_course_ready() or "ready")
+def test_hanging_notebook_timed_out_and_counts_agree(tmp_path):
+    """A notebook whose answer cell never ends is stopped and reported as timed out; the
+    progress bar's last counts are the summary's; no worker message lands in the bar."""
+    course = kit.course_with(tmp_path, [REAL_ID])
+    plain = kit.fill(course, "ann", REAL_ID)  # saved without cell ids: nbformat warns
+    saved = json.loads(plain.read_text(encoding="utf-8"))
+    for c in saved["cells"]:
+        c.pop("id", None)
+    plain.write_text(json.dumps(saved), encoding="utf-8")
+    hang = kit.fill(course, "hal", REAL_ID)
+    nb = nbformat.read(hang, as_version=4)
+    last = rehearsal.answer_ids(course / "source" / REAL_ID / f"{REAL_ID}.ipynb")[-1]
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == last)
+    cell.source = "while True:\n    pass\n" + cell.source
+    nbformat.write(nb, hang)
+    (kit.submit_dir(course, "eve", REAL_ID) / f"{REAL_ID}.ipynb").write_text("{ not JSON")
+    (course / "submitted" / "zed").mkdir()  # a learner who submitted nothing of it
+
+    proc = kit.run([PY, "-m", "helpers", "autograde", REAL_ID, "--course", str(course),
+                    "--jobs", "2"], cwd=course)  # fmt: skip
+    bar = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    if classroom.sandbox.available():
+        stray = [ln for ln in bar if not ln.startswith("autograde [")]
+        assert not stray, f"lines inside the progress bar: {stray}"
+    done, total = map(int, re.search(r"(\d+)/(\d+) notebooks", bar[-1]).groups())
+    summary = proc.stdout
+    graded, submitted = map(int, re.search(r"graded (\d+)/(\d+) notebooks", summary).groups())
+    counts = re.search(r"status of the (\d+) submitted: ([^;\n]+)", summary)
+    assert (done, total) == (3, 3) and submitted == total == int(counts.group(1)), summary
+    by_status = {k: int(n) for n, k in re.findall(r"(\d+) ([a-z ]+?)(?:,|$)", counts.group(2))}
+    assert by_status == {"graded": 1, "timed out": 1, "unreadable": 1}, summary
+    assert graded == 2 and "1 not submitted (missing, scored 0)" in summary, summary
+    log = course / classroom.LOG_NAME
+    assert f"messages of nbgrader and the grading workers: {log}" in summary, summary
+    assert "MissingIDFieldWarning" in log.read_text(encoding="utf-8")  # kept, not shown
+
+    rows = _statuses(course)
+    assert rows["hal"]["status"] == "timed out", rows["hal"]
+    assert f"the answer cell {last} did not finish" in rows["hal"]["reason"], rows["hal"]
+    assert 0 < float(rows["hal"]["score"]) < float(rows["hal"]["max_score"]), rows["hal"]
+    assert rows["zed"]["status"] == "missing" and rows["zed"]["reason"] == "not submitted"
+    assert rows["ann"]["status"] == "graded" and rows["eve"]["status"] == "unreadable"
+
+
+def test_unknown_assignment_lists_the_valid_ones(tmp_path):
+    """`autograde`, `feedback` and `collect` name the course's assignments for an unknown id."""
+    import subprocess
+
+    course = kit.fixture_course(tmp_path)
+    kit.fill(course, "ann", "ex1")
+    for command in ("autograde", "feedback", "collect"):
+        extra = ["--exchange", str(tmp_path / "ex")] if command == "collect" else []
+        proc = subprocess.run(
+            [PY, "-m", "helpers", command, "nope", "--course", str(course), *extra],
+            capture_output=True, text=True, env=kit.env(), cwd=tmp_path, check=False,
+        )  # fmt: skip
+        assert proc.returncode == 2, (command, proc.stdout, proc.stderr)
+        want = f"{command}: unknown assignment nope: the assignments of this course are ex1"
+        assert want in proc.stderr, (command, proc.stderr)
