@@ -325,6 +325,62 @@ def _statuses(course: Path) -> dict[str, dict[str, str]]:
         return {row["student_id"]: row for row in csv.DictReader(fh)}
 
 
+def test_unreadable_submission_reported_and_given_feedback(tmp_path):
+    """A notebook that is not JSON, submitted through the exchange: `nbgrader submit` takes
+    it, and then the report, the grades CSV and a feedback page all say why it scored 0."""
+    course = kit.fixture_course(tmp_path)
+    exchange = tmp_path / "exchange"
+    cid = classroom.course_id(course)
+    _cli("release", "ex1", "--course", str(course), "--exchange", str(exchange), cwd=tmp_path)
+    source = course / "source" / "ex1" / "ex1.ipynb"
+
+    def answer(path: Path) -> None:
+        rehearsal.make_submission(path, source, path)
+
+    def garble(path: Path) -> None:
+        path.write_text('{"cells": [ this is not JSON', encoding="utf-8")
+
+    _fetch_submit(tmp_path / "alice", "ex1", cid, exchange, "alice", answer)
+    _fetch_submit(tmp_path / "eve", "ex1", cid, exchange, "eve", garble)
+    kit.run(
+        ["nbgrader", "db", "student", "add", "dan", f"--db=sqlite:///{course}/gradebook.db"],
+        cwd=course,
+    )  # fmt: skip  (in the class, nothing submitted)
+    _cli("collect", "ex1", "--course", str(course), "--exchange", str(exchange), cwd=course)
+    out = _cli("autograde", "ex1", "--course", str(course), "--jobs", "2", cwd=course)
+    assert "status of the 2 submitted: 1 graded, 1 unreadable" in out, out
+
+    rows = _statuses(course)
+    assert rows["eve"]["status"] == "unreadable", rows["eve"]
+    assert "not a readable notebook" in rows["eve"]["reason"], rows["eve"]
+    assert float(rows["eve"]["score"]) == 0.0 and rows["eve"]["replay"] == ""
+    assert rows["alice"]["status"] == "graded" and rows["alice"]["reason"] == ""
+
+    _cli("feedback", "ex1", "--course", str(course), "--exchange", str(exchange), cwd=course)
+    _cli("grades", "--course", str(course), "--out", str(tmp_path / "grades.csv"), cwd=course)
+    grades = _read_csv(tmp_path / "grades.csv")
+    assert {s: grades[s]["status"] for s in grades} == {
+        "alice": "ex1: graded",
+        "dan": "ex1: missing",
+        "eve": "ex1: unreadable",
+    }
+    assert float(grades["eve"]["ex1"]) == 0.0 and float(grades["alice"]["ex1"]) == 5.0
+
+    pages = {}
+    for student in ("alice", "eve"):
+        kit.run(
+            ["nbgrader", "fetch_feedback", "ex1", f"--course={cid}", f"--student={student}",
+             f"--Exchange.root={exchange}", f"--Exchange.cache={tmp_path / student / 'cache'}"],
+            cwd=tmp_path / student,
+        )  # fmt: skip
+        found = list((tmp_path / student / "ex1" / "feedback").glob("*/ex1.html"))
+        assert len(found) == 1, f"{student}: feedback pages {found}"
+        pages[student] = found[0].read_text(encoding="utf-8")
+    assert "could not be read as a notebook" in pages["eve"], pages["eve"]
+    assert "download the assignment again" in pages["eve"] and "submit again" in pages["eve"]
+    assert "could not be read" not in pages["alice"]
+
+
 @pytest.mark.skipif(bool(_real_course_ready()), reason=_real_course_ready() or "ready")
 def test_hanging_notebook_timed_out_and_counts_agree(tmp_path):
     """A notebook whose answer cell never ends is stopped and reported as timed out; the

@@ -231,15 +231,67 @@ def collect(course: Path, ids: Iterable[str], exchange: Path, db: str | None = N
 def feedback(
     course: Path, ids: Iterable[str], exchange: Path | None, db: str | None = None
 ) -> None:
-    """Generate the feedback of every autograded notebook and release it to the exchange."""
+    """Generate the feedback of every submitted notebook and release it to the exchange.
+
+    nbgrader writes the pages of the autograded notebooks; a notebook that scored 0 without
+    being graded (unreadable, saved under another name, a grading that failed) gets a page
+    saying why (``feedback_page``), in the same place, released the same way."""
     for assignment in assignment_ids(course, ids):
-        if not any((course / "autograded").glob(f"*/{assignment}")):
+        graded = any((course / "autograded").glob(f"*/{assignment}/*.ipynb"))
+        if graded:
+            nbgrader(["generate_feedback", assignment, "--force", *_db_args(db)], cwd=course)
+        pages = zero_pages(course, assignment)
+        if not graded and not pages:
             print(f"nothing autograded for {assignment}: no feedback")
             continue
-        nbgrader(["generate_feedback", assignment, "--force", *_db_args(db)], cwd=course)
         if exchange is not None:
             nbgrader(["release_feedback", assignment, *_db_args(db)], cwd=course, exchange=exchange)
-        print(f"feedback of {assignment} generated{' and released' if exchange else ''}")
+        extra = f" ({len(pages)} page(s) for notebooks that scored 0 ungraded)" if pages else ""
+        print(f"feedback of {assignment} generated{extra}{' and released' if exchange else ''}")
+
+
+def zero_pages(course: Path, assignment: str) -> list[Path]:
+    """Write the feedback page of every submitted notebook of ``assignment`` that scored 0
+    without being graded; returns the pages written."""
+    from helpers.teacher import feedback_page
+
+    status = {
+        (r["student_id"], r["notebook"]): r.get("status", "")
+        for r in read_report(course / REPORT_NAME)
+        if r["assignment"] == assignment
+    }
+    written = []
+    for folder in sorted((course / "submitted").glob(f"*/{assignment}")):
+        student = folder.parent.name
+        pages: dict[str, str] = {}
+        for found in check_submission(course, student, assignment):
+            file = f"{found.notebook}.ipynb"
+            if found.status == "unreadable":
+                pages[found.notebook] = feedback_page.page(
+                    "unreadable", assignment, file, detail=found.detail
+                )
+            elif found.status == "missing":
+                for other in found.found:  # the learner's file, under the name they gave it
+                    pages[Path(other).stem] = feedback_page.page(
+                        "missing", assignment, file, found=other
+                    )
+        for notebook in _source_notebooks(course, assignment):
+            graded = course / "autograded" / student / assignment / f"{notebook}.ipynb"
+            if status.get((student, notebook)) == "failed" and not graded.exists():
+                pages.setdefault(
+                    notebook, feedback_page.page("failed", assignment, f"{notebook}.ipynb")
+                )
+        if not pages:
+            continue
+        out = course / "feedback" / student / assignment
+        out.mkdir(parents=True, exist_ok=True)
+        for name in ("timestamp.txt", "submission_secret.txt"):  # what release_feedback reads
+            if (folder / name).is_file():
+                shutil.copy2(folder / name, out / name)
+        for notebook, text in pages.items():
+            (out / f"{notebook}.html").write_text(text, encoding="utf-8")
+            written.append(out / f"{notebook}.html")
+    return written
 
 
 # --------------------------------------------------------------------------- checks
