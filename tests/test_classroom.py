@@ -441,3 +441,41 @@ def test_unknown_assignment_lists_the_valid_ones(tmp_path):
         assert proc.returncode == 2, (command, proc.stdout, proc.stderr)
         want = f"{command}: unknown assignment nope: the assignments of this course are ex1"
         assert want in proc.stderr, (command, proc.stderr)
+
+
+def test_a_pool_worker_killed_mid_run_loses_nothing(tmp_path):
+    """A grading worker of the local pool is killed mid-run: the notebooks it held are graded
+    again, every learner gets the right score and the bar counts every notebook."""
+    import multiprocessing
+    import os
+    import signal
+    import threading
+    import time
+
+    course = kit.fixture_course(tmp_path)
+    want = {}
+    for i in range(6):
+        kit.fill(course, f"s{i}", "ex1", broken=["answer_half"] if i % 2 else [])
+        want[f"s{i}"] = 2.0 if i % 2 else 5.0
+    killed: list[int] = []
+
+    def kill_one_mid_run() -> None:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if list(course.glob("autograded/*/ex1/ex1.ipynb")):
+                workers = multiprocessing.active_children()
+                if workers:
+                    os.kill(workers[0].pid, signal.SIGKILL)
+                    killed.append(workers[0].pid)
+                    return
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=kill_one_mid_run, daemon=True)
+    err = io.StringIO()
+    watcher.start()
+    report = classroom.autograde(course, jobs=2, stream=err)
+    watcher.join(timeout=5)
+    assert killed, "no worker was killed: the run ended before a notebook was graded"
+    assert all(t.ok for t in report.tasks), report.summary()
+    assert {s: report.scores[s]["ex1"] for s in want} == want
+    assert "6/6 learners  6/6 notebooks" in err.getvalue(), err.getvalue()
