@@ -9,8 +9,10 @@ between teacher and learners, an exchange folder (``--exchange`` or ``PE_COURSE_
                     ``notebooks/<id>`` to the exchange (``nbgrader release_assignment``)
 ``collect``         copy the learners' submissions to ``submitted/`` (``nbgrader collect``)
 ``autograde``       grade every submission, several learners at once, with a progress bar
-``feedback``        ``nbgrader generate_feedback`` then ``release_feedback``
-``grades``          one CSV row per learner: the score of each assignment and the total
+``feedback``        ``nbgrader generate_feedback``, a page for each notebook that scored 0
+                    ungraded (``feedback_page``), then ``release_feedback``
+``grades``          one CSV row per learner: the score of each assignment, the total and
+                    the status of each assignment (from ``autograde_report.csv``)
 ==================  ===============================================================
 
 ``autograde`` runs ``jobs`` worker processes (default: the number of cores). Each worker
@@ -20,7 +22,9 @@ loads nbgrader once and grades one (learner, assignment) at a time through nbgra
 short transactions, sqlite's busy timeout is raised to two minutes through the database URL,
 and a grading that still meets ``database is locked`` is retried. A learner's failure (a
 corrupt notebook, a renamed file, a dead worker) is isolated: that notebook scores zero, the
-problem is one line of the summary, and everything else is graded.
+problem is one line of the summary, and everything else is graded. Each notebook's status
+(``STATUSES``: graded, repaired, timed out, unreadable, missing, failed) and the reason go
+to ``autograde_report.csv``.
 """
 
 from __future__ import annotations
