@@ -153,7 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"demo class ready in {seconds:.0f} s. Open:")
     print(f"  {course / 'grades.csv'}                 one row per learner")
-    print(f"  {course / classroom.REPORT_NAME}      score, seed and replay command per notebook")
+    print(
+        f"  {course / classroom.REPORT_NAME}      status, score, seed and replay command per notebook"
+    )
     print(f"  {course / 'autograded'}/<learner>/<id>/<id>.ipynb   the graded notebooks")
     print(f"  {course / 'feedback'}/<learner>/<id>/<id>.html     what each learner reads")
     print(f"    e.g. {course / 'feedback' / 'mistake02' / FX / (FX + '.html')}")

@@ -29,7 +29,7 @@ LAYERS = [
     ["helpers.teacher.kernel", "helpers.teacher.worker", "helpers.teacher.channel"],
     ["helpers.teacher.isolated", "helpers.grader"],
     ["helpers.teacher.nbgrader_plugin", "helpers.teacher.learner_build"],
-    ["helpers.teacher.classroom", "helpers.teacher.cluster"],
+    ["helpers.teacher.classroom", "helpers.teacher.cluster", "helpers.teacher.feedback_page"],
     ["helpers.cli", "helpers.__main__"],
 ]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 import sys
 from pathlib import Path
@@ -209,6 +210,22 @@ def test_progress_line_counts_and_time_left():
     assert out.getvalue().endswith("\n")
 
 
+def test_time_left_stays_honest_while_a_notebook_hangs():
+    """Never 0 s left while a notebook is being graded; one that runs far longer than the
+    others is shown running, with its time, instead of a guess."""
+    import time
+
+    bar = classroom.Progress(learners=3, tasks=3, stream=io.StringIO(), jobs=2)
+    bar.durations = [0.5, 0.5]
+    now = time.perf_counter()
+    just_started = bar.line(2, 2, running=[now])
+    assert re.search(r"~[1-9]\d*s left$", just_started), just_started
+    hung = bar.line(2, 2, running=[now - 75])
+    assert "1 notebook(s) running for 1m15s" in hung and "0s left" not in hung, hung
+    cluster = classroom.Progress(learners=3, tasks=3, stream=io.StringIO())  # no start times
+    assert re.search(r"~[1-9]\d*s left$", cluster.line(2, 2)), cluster.line(2, 2)
+
+
 def test_commands_reject_bad_input(tmp_path, monkeypatch):
     """Bad course, exchange, jobs or student ids: a ValueError naming the argument."""
     with pytest.raises(ValueError, match="course"):
@@ -301,3 +318,164 @@ def test_a_learner_sets_up_once_then_fetches_and_submits_with_plain_nbgrader(tmp
     _cli("collect", "ex1", "--course", str(course), "--exchange", str(exchange), cwd=tmp_path)
     assert (course / "submitted" / getpass.getuser() / "ex1" / "ex1.ipynb").exists()
     assert os.environ.get("HOME") != str(home)  # the test's own HOME was left alone
+
+
+def _statuses(course: Path) -> dict[str, dict[str, str]]:
+    with open(course / classroom.REPORT_NAME, newline="", encoding="utf-8") as fh:
+        return {row["student_id"]: row for row in csv.DictReader(fh)}
+
+
+def test_unreadable_submission_reported_and_given_feedback(tmp_path):
+    """A notebook that is not JSON, submitted through the exchange: `nbgrader submit` takes
+    it, and then the report, the grades CSV and a feedback page all say why it scored 0."""
+    course = kit.fixture_course(tmp_path)
+    exchange = tmp_path / "exchange"
+    cid = classroom.course_id(course)
+    _cli("release", "ex1", "--course", str(course), "--exchange", str(exchange), cwd=tmp_path)
+    source = course / "source" / "ex1" / "ex1.ipynb"
+
+    def answer(path: Path) -> None:
+        rehearsal.make_submission(path, source, path)
+
+    def garble(path: Path) -> None:
+        path.write_text('{"cells": [ this is not JSON', encoding="utf-8")
+
+    _fetch_submit(tmp_path / "alice", "ex1", cid, exchange, "alice", answer)
+    _fetch_submit(tmp_path / "eve", "ex1", cid, exchange, "eve", garble)
+    kit.run(
+        ["nbgrader", "db", "student", "add", "dan", f"--db=sqlite:///{course}/gradebook.db"],
+        cwd=course,
+    )  # fmt: skip  (in the class, nothing submitted)
+    _cli("collect", "ex1", "--course", str(course), "--exchange", str(exchange), cwd=course)
+    out = _cli("autograde", "ex1", "--course", str(course), "--jobs", "2", cwd=course)
+    assert "status of the 2 submitted: 1 graded, 1 unreadable" in out, out
+
+    rows = _statuses(course)
+    assert rows["eve"]["status"] == "unreadable", rows["eve"]
+    assert "not a readable notebook" in rows["eve"]["reason"], rows["eve"]
+    assert float(rows["eve"]["score"]) == 0.0 and rows["eve"]["replay"] == ""
+    assert rows["alice"]["status"] == "graded" and rows["alice"]["reason"] == ""
+
+    _cli("feedback", "ex1", "--course", str(course), "--exchange", str(exchange), cwd=course)
+    _cli("grades", "--course", str(course), "--out", str(tmp_path / "grades.csv"), cwd=course)
+    grades = _read_csv(tmp_path / "grades.csv")
+    assert {s: grades[s]["status"] for s in grades} == {
+        "alice": "ex1: graded",
+        "dan": "ex1: missing",
+        "eve": "ex1: unreadable",
+    }
+    assert float(grades["eve"]["ex1"]) == 0.0 and float(grades["alice"]["ex1"]) == 5.0
+
+    pages = {}
+    for student in ("alice", "eve"):
+        kit.run(
+            ["nbgrader", "fetch_feedback", "ex1", f"--course={cid}", f"--student={student}",
+             f"--Exchange.root={exchange}", f"--Exchange.cache={tmp_path / student / 'cache'}"],
+            cwd=tmp_path / student,
+        )  # fmt: skip
+        found = list((tmp_path / student / "ex1" / "feedback").glob("*/ex1.html"))
+        assert len(found) == 1, f"{student}: feedback pages {found}"
+        pages[student] = found[0].read_text(encoding="utf-8")
+    assert "could not be read as a notebook" in pages["eve"], pages["eve"]
+    assert "download the assignment again" in pages["eve"] and "submit again" in pages["eve"]
+    assert "could not be read" not in pages["alice"]
+
+
+@pytest.mark.skipif(bool(_real_course_ready()), reason=_real_course_ready() or "ready")
+def test_hanging_notebook_timed_out_and_counts_agree(tmp_path):
+    """A notebook whose answer cell never ends is stopped and reported as timed out; the
+    progress bar's last counts are the summary's; no worker message lands in the bar."""
+    course = kit.course_with(tmp_path, [REAL_ID])
+    plain = kit.fill(course, "ann", REAL_ID)  # saved without cell ids: nbformat warns
+    saved = json.loads(plain.read_text(encoding="utf-8"))
+    for c in saved["cells"]:
+        c.pop("id", None)
+    plain.write_text(json.dumps(saved), encoding="utf-8")
+    hang = kit.fill(course, "hal", REAL_ID)
+    nb = nbformat.read(hang, as_version=4)
+    last = rehearsal.answer_ids(course / "source" / REAL_ID / f"{REAL_ID}.ipynb")[-1]
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == last)
+    cell.source = "while True:\n    pass\n" + cell.source
+    nbformat.write(nb, hang)
+    (kit.submit_dir(course, "eve", REAL_ID) / f"{REAL_ID}.ipynb").write_text("{ not JSON")
+    (course / "submitted" / "zed").mkdir()  # a learner who submitted nothing of it
+
+    proc = kit.run([PY, "-m", "helpers", "autograde", REAL_ID, "--course", str(course),
+                    "--jobs", "2"], cwd=course)  # fmt: skip
+    bar = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    if classroom.sandbox.available():
+        stray = [ln for ln in bar if not ln.startswith("autograde [")]
+        assert not stray, f"lines inside the progress bar: {stray}"
+    done, total = map(int, re.search(r"(\d+)/(\d+) notebooks", bar[-1]).groups())
+    summary = proc.stdout
+    graded, submitted = map(int, re.search(r"graded (\d+)/(\d+) notebooks", summary).groups())
+    counts = re.search(r"status of the (\d+) submitted: ([^;\n]+)", summary)
+    assert (done, total) == (3, 3) and submitted == total == int(counts.group(1)), summary
+    by_status = {k: int(n) for n, k in re.findall(r"(\d+) ([a-z ]+?)(?:,|$)", counts.group(2))}
+    assert by_status == {"graded": 1, "timed out": 1, "unreadable": 1}, summary
+    assert graded == 2 and "1 not submitted (missing, scored 0)" in summary, summary
+    log = course / classroom.LOG_NAME
+    assert f"messages of nbgrader and the grading workers: {log}" in summary, summary
+    assert "MissingIDFieldWarning" in log.read_text(encoding="utf-8")  # kept, not shown
+
+    rows = _statuses(course)
+    assert rows["hal"]["status"] == "timed out", rows["hal"]
+    assert f"the answer cell {last} did not finish" in rows["hal"]["reason"], rows["hal"]
+    assert 0 < float(rows["hal"]["score"]) < float(rows["hal"]["max_score"]), rows["hal"]
+    assert rows["zed"]["status"] == "missing" and rows["zed"]["reason"] == "not submitted"
+    assert rows["ann"]["status"] == "graded" and rows["eve"]["status"] == "unreadable"
+
+
+def test_unknown_assignment_lists_the_valid_ones(tmp_path):
+    """`autograde`, `feedback` and `collect` name the course's assignments for an unknown id."""
+    import subprocess
+
+    course = kit.fixture_course(tmp_path)
+    kit.fill(course, "ann", "ex1")
+    for command in ("autograde", "feedback", "collect"):
+        extra = ["--exchange", str(tmp_path / "ex")] if command == "collect" else []
+        proc = subprocess.run(
+            [PY, "-m", "helpers", command, "nope", "--course", str(course), *extra],
+            capture_output=True, text=True, env=kit.env(), cwd=tmp_path, check=False,
+        )  # fmt: skip
+        assert proc.returncode == 2, (command, proc.stdout, proc.stderr)
+        want = f"{command}: unknown assignment nope: the assignments of this course are ex1"
+        assert want in proc.stderr, (command, proc.stderr)
+
+
+def test_a_pool_worker_killed_mid_run_loses_nothing(tmp_path):
+    """A grading worker of the local pool is killed mid-run: the notebooks it held are graded
+    again, every learner gets the right score and the bar counts every notebook."""
+    import multiprocessing
+    import os
+    import signal
+    import threading
+    import time
+
+    course = kit.fixture_course(tmp_path)
+    want = {}
+    for i in range(6):
+        kit.fill(course, f"s{i}", "ex1", broken=["answer_half"] if i % 2 else [])
+        want[f"s{i}"] = 2.0 if i % 2 else 5.0
+    killed: list[int] = []
+
+    def kill_one_mid_run() -> None:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if list(course.glob("autograded/*/ex1/ex1.ipynb")):
+                workers = multiprocessing.active_children()
+                if workers:
+                    os.kill(workers[0].pid, signal.SIGKILL)
+                    killed.append(workers[0].pid)
+                    return
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=kill_one_mid_run, daemon=True)
+    err = io.StringIO()
+    watcher.start()
+    report = classroom.autograde(course, jobs=2, stream=err)
+    watcher.join(timeout=5)
+    assert killed, "no worker was killed: the run ended before a notebook was graded"
+    assert all(t.ok for t in report.tasks), report.summary()
+    assert {s: report.scores[s]["ex1"] for s in want} == want
+    assert "6/6 learners  6/6 notebooks" in err.getvalue(), err.getvalue()

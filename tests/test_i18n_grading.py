@@ -83,4 +83,5 @@ def test_same_answers_same_grades_in_both_languages(tmp_path):
     assert by["ann"][EN] == pytest.approx(total)
     with open(tmp_path / "grades.csv", newline="", encoding="utf-8") as fh:
         header = next(csv.reader(fh))
-    assert header == ["student_id", EN, f"{EN} language", "total", "max_total"]
+    assert header == ["student_id", EN, f"{EN} language", "total", "max_total", "status"]
+    assert by["kim"]["status"] == f"{EN}: graded"

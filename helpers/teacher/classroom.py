@@ -9,8 +9,10 @@ between teacher and learners, an exchange folder (``--exchange`` or ``PE_COURSE_
                     ``notebooks/<id>`` to the exchange (``nbgrader release_assignment``)
 ``collect``         copy the learners' submissions to ``submitted/`` (``nbgrader collect``)
 ``autograde``       grade every submission, several learners at once, with a progress bar
-``feedback``        ``nbgrader generate_feedback`` then ``release_feedback``
-``grades``          one CSV row per learner: the score of each assignment and the total
+``feedback``        ``nbgrader generate_feedback``, a page for each notebook that scored 0
+                    ungraded (``feedback_page``), then ``release_feedback``
+``grades``          one CSV row per learner: the score of each assignment, the total and
+                    the status of each assignment (from ``autograde_report.csv``)
 ==================  ===============================================================
 
 ``autograde`` runs ``jobs`` worker processes (default: the number of cores). Each worker
@@ -20,7 +22,9 @@ loads nbgrader once and grades one (learner, assignment) at a time through nbgra
 short transactions, sqlite's busy timeout is raised to two minutes through the database URL,
 and a grading that still meets ``database is locked`` is retried. A learner's failure (a
 corrupt notebook, a renamed file, a dead worker) is isolated: that notebook scores zero, the
-problem is one line of the summary, and everything else is graded.
+problem is one line of the summary, and everything else is graded. Each notebook's status
+(``STATUSES``: graded, repaired, timed out, unreadable, missing, failed) and the reason go
+to ``autograde_report.csv``.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -230,15 +235,67 @@ def collect(course: Path, ids: Iterable[str], exchange: Path, db: str | None = N
 def feedback(
     course: Path, ids: Iterable[str], exchange: Path | None, db: str | None = None
 ) -> None:
-    """Generate the feedback of every autograded notebook and release it to the exchange."""
+    """Generate the feedback of every submitted notebook and release it to the exchange.
+
+    nbgrader writes the pages of the autograded notebooks; a notebook that scored 0 without
+    being graded (unreadable, saved under another name, a grading that failed) gets a page
+    saying why (``feedback_page``), in the same place, released the same way."""
     for assignment in assignment_ids(course, ids):
-        if not any((course / "autograded").glob(f"*/{assignment}")):
+        graded = any((course / "autograded").glob(f"*/{assignment}/*.ipynb"))
+        if graded:
+            nbgrader(["generate_feedback", assignment, "--force", *_db_args(db)], cwd=course)
+        pages = zero_pages(course, assignment)
+        if not graded and not pages:
             print(f"nothing autograded for {assignment}: no feedback")
             continue
-        nbgrader(["generate_feedback", assignment, "--force", *_db_args(db)], cwd=course)
         if exchange is not None:
             nbgrader(["release_feedback", assignment, *_db_args(db)], cwd=course, exchange=exchange)
-        print(f"feedback of {assignment} generated{' and released' if exchange else ''}")
+        extra = f" ({len(pages)} page(s) for notebooks that scored 0 ungraded)" if pages else ""
+        print(f"feedback of {assignment} generated{extra}{' and released' if exchange else ''}")
+
+
+def zero_pages(course: Path, assignment: str) -> list[Path]:
+    """Write the feedback page of every submitted notebook of ``assignment`` that scored 0
+    without being graded; returns the pages written."""
+    from helpers.teacher import feedback_page
+
+    status = {
+        (r["student_id"], r["notebook"]): r.get("status", "")
+        for r in read_report(course / REPORT_NAME)
+        if r["assignment"] == assignment
+    }
+    written = []
+    for folder in sorted((course / "submitted").glob(f"*/{assignment}")):
+        student = folder.parent.name
+        pages: dict[str, str] = {}
+        for found in check_submission(course, student, assignment):
+            file = f"{found.notebook}.ipynb"
+            if found.status == "unreadable":
+                pages[found.notebook] = feedback_page.page(
+                    "unreadable", assignment, file, detail=found.detail
+                )
+            elif found.status == "missing":
+                for other in found.found:  # the learner's file, under the name they gave it
+                    pages[Path(other).stem] = feedback_page.page(
+                        "missing", assignment, file, found=other
+                    )
+        for notebook in _source_notebooks(course, assignment):
+            graded = course / "autograded" / student / assignment / f"{notebook}.ipynb"
+            if status.get((student, notebook)) == "failed" and not graded.exists():
+                pages.setdefault(
+                    notebook, feedback_page.page("failed", assignment, f"{notebook}.ipynb")
+                )
+        if not pages:
+            continue
+        out = course / "feedback" / student / assignment
+        out.mkdir(parents=True, exist_ok=True)
+        for name in ("timestamp.txt", "submission_secret.txt"):  # what release_feedback reads
+            if (folder / name).is_file():
+                shutil.copy2(folder / name, out / name)
+        for notebook, text in pages.items():
+            (out / f"{notebook}.html").write_text(text, encoding="utf-8")
+            written.append(out / f"{notebook}.html")
+    return written
 
 
 # --------------------------------------------------------------------------- checks
@@ -253,37 +310,72 @@ def _graded_cells(nb) -> list[str]:
     ]
 
 
-def inspect_submission(course: Path, student: str, assignment: str) -> list[str]:
-    """What is wrong with a learner's submitted folder, in plain words (empty: nothing)."""
+# How a submitted notebook came through autograde, from the least to the most serious.
+STATUSES = ("graded", "repaired", "timed out", "unreadable", "missing", "failed")
+NOT_SUBMITTED = "not submitted"
+
+
+@dataclass
+class Finding:
+    """One submitted notebook's status (one of ``STATUSES``) and why, in plain words."""
+
+    notebook: str  # its name without .ipynb, as in source/
+    status: str
+    reason: str = ""
+    found: list[str] = field(default_factory=list)  # other notebooks where it is missing
+    detail: str = ""  # the parse error of an unreadable file
+
+
+def _source_notebooks(course: Path, assignment: str) -> list[str]:
+    return [p.stem for p in sorted((course / "source" / assignment).glob("*.ipynb"))]
+
+
+def check_submission(course: Path, student: str, assignment: str) -> list[Finding]:
+    """What is wrong with each notebook of a learner's submitted folder, before grading:
+    ``missing``, ``unreadable`` or ``repaired`` (deleted cells nbgrader puts back)."""
     import nbformat
 
     folder = course / "submitted" / student / assignment
     if not folder.is_dir():
-        return ["not submitted"]
-    problems = []
+        return [
+            Finding(nb, "missing", NOT_SUBMITTED) for nb in _source_notebooks(course, assignment)
+        ]
+    findings = []
     for source in sorted((course / "source" / assignment).glob("*.ipynb")):
         path = folder / source.name
         if not path.exists():
-            others = sorted(p.name for p in folder.glob("*.ipynb"))
+            names = set(_source_notebooks(course, assignment))
+            others = sorted(p.name for p in folder.glob("*.ipynb") if p.stem not in names)
             found = f" (found: {', '.join(others)})" if others else ""
-            problems.append(f"{source.name} is missing: renamed or deleted{found}")
+            reason = f"{source.name} is missing: renamed or deleted{found}"
+            findings.append(Finding(source.stem, "missing", reason, others))
             continue
         try:
-            nb = nbformat.read(path, as_version=4)
+            with warnings.catch_warnings():  # nbformat's warnings: not while the bar runs
+                warnings.simplefilter("ignore")
+                nb = nbformat.read(path, as_version=4)
         except Exception as exc:  # noqa: BLE001  (any parse error of a learner's file)
             first = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else ""
-            problems.append(
-                f"{source.name} is not a readable notebook ({type(exc).__name__}: {first})"
-            )
+            detail = f"{type(exc).__name__}: {first}"
+            reason = f"{source.name} is not a readable notebook ({detail})"
+            findings.append(Finding(source.stem, "unreadable", reason, detail=detail))
             continue
         expected = _graded_cells(nbformat.read(source, as_version=4))
         missing = [g for g in expected if g not in set(_graded_cells(nb))]
         if missing:
-            problems.append(
+            reason = (
                 f"{source.name}: cells deleted ({', '.join(missing)}); restored from the "
                 f"release version (a restored answer cell is a stub)"
             )
-    return problems
+            findings.append(Finding(source.stem, "repaired", reason))
+    return findings
+
+
+def inspect_submission(course: Path, student: str, assignment: str) -> list[str]:
+    """What is wrong with a learner's submitted folder, in plain words (empty: nothing)."""
+    if not (course / "submitted" / student / assignment).is_dir():
+        return [NOT_SUBMITTED]
+    return [f.reason for f in check_submission(course, student, assignment)]
 
 
 # --------------------------------------------------------------------------- autograde
@@ -301,6 +393,32 @@ class Task:
     problems: list[str] = field(default_factory=list)
     error: str = ""
     seed: int | None = None
+    notebooks: list[str] = field(default_factory=list)  # the assignment's, from source/
+    findings: list[Finding] = field(default_factory=list)  # before grading
+    timeouts: dict[str, str] = field(default_factory=dict)  # notebook -> what was stopped
+
+    def outcome(self) -> list[Finding]:
+        """The status of each notebook after grading, and why."""
+        before = {f.notebook: f for f in self.findings}
+        out = []
+        for nb in self.notebooks or [self.assignment]:
+            seen = before.get(nb)
+            if seen is not None and seen.status in ("missing", "unreadable"):
+                out.append(seen)
+                continue
+            reasons = [seen.reason] if seen is not None else []
+            if not self.ok:
+                why = f"grading failed (nbgrader: {self.error or 'no reason given'})"
+                out.append(Finding(nb, "failed", "; ".join([*reasons, why])))
+            elif nb in self.timeouts:
+                out.append(Finding(nb, "timed out", "; ".join([self.timeouts[nb], *reasons])))
+            else:
+                out.append(seen or Finding(nb, "graded"))
+        return out
+
+    def status(self) -> str:
+        """The most serious status of the assignment's notebooks."""
+        return max((f.status for f in self.outcome()), key=STATUSES.index)
 
     def replay(self, notebook: str | None = None) -> str:
         """The command that replays this grading's random cases (from the course folder)."""
@@ -311,7 +429,7 @@ class Task:
 
 @dataclass
 class ClassReport:
-    """The outcome of ``autograde``: per-learner scores, failures, timings, seeds."""
+    """The outcome of ``autograde``: per-learner scores, statuses, timings, seeds."""
 
     tasks: list[Task]
     scores: dict[str, dict[str, float]]
@@ -322,25 +440,37 @@ class ClassReport:
     sandbox_note: str
     engine: str = "local process pool"
     report_path: Path | None = None
+    notebook_scores: dict[tuple[str, str, str], float] = field(default_factory=dict)
+    notebook_max: dict[tuple[str, str], float] = field(default_factory=dict)
+    log_path: Path | None = None
 
     def failures(self) -> list[str]:
         """One line per problem: learner, assignment, what happened, what it scored."""
         lines = []
         for t in self.tasks:
             where = f"{t.student} {t.assignment}"
-            if t.problems == ["not submitted"]:
+            if t.problems == [NOT_SUBMITTED]:
                 lines.append(f"{where}: not submitted; scored 0")
             elif not t.ok:
                 said = "; ".join(t.problems) if t.problems else "grading failed"
                 lines.append(f"{where}: {said} (nbgrader: {t.error}); scored 0")
             else:
                 lines += [f"{where}: {p}" for p in t.problems]
+                lines += [f"{where}: {nb}: timed out: {why}" for nb, why in t.timeouts.items()]
         return lines
 
+    def submitted(self) -> list[Task]:
+        """The tasks with a submitted folder: what the progress bar counts."""
+        return [t for t in self.tasks if t.problems != [NOT_SUBMITTED]]
+
     def summary(self) -> str:
-        """The class summary printed at the end of ``autograde``."""
-        n_learners = len({t.student for t in self.tasks})
-        ok = sum(t.ok for t in self.tasks)
+        """The class summary printed at the end of ``autograde``.
+
+        Its counts are the progress bar's: the submitted (learner, assignment) pairs, called
+        notebooks; those with nothing submitted are counted apart."""
+        submitted = self.submitted()
+        n_learners = len({t.student for t in submitted})
+        ok = sum(t.ok for t in submitted)
         lines = []
         if not self.sandboxed:
             lines.append(sandbox.warning_text(self.sandbox_note))
@@ -349,11 +479,24 @@ class ClassReport:
                 "sandbox: every learner's answer cells ran in bubblewrap (helpers.teacher.sandbox)"
             )
         lines.append(
-            f"graded {ok}/{len(self.tasks)} notebooks of {n_learners} learners in "
+            f"graded {ok}/{len(submitted)} notebooks of {n_learners} learners in "
             f"{self.seconds:.1f} s with {self.jobs} parallel job(s) ({self.engine})"
         )
+        counts = {s: 0 for s in STATUSES}
+        for t in submitted:
+            counts[t.status()] += 1
+        said = ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "none"
+        status = f"status of the {len(submitted)} submitted: {said}"
+        absent = len(self.tasks) - len(submitted)
+        if absent:
+            status += f"; {absent} not submitted (missing, scored 0)"
+        lines.append(status)
         if self.report_path is not None:
-            lines.append(f"scores, seeds and replay commands of every notebook: {self.report_path}")
+            lines.append(
+                f"status, scores, seeds and replay commands of every notebook: {self.report_path}"
+            )
+        if self.log_path is not None and self.log_path.exists() and self.log_path.stat().st_size:
+            lines.append(f"messages of nbgrader and the grading workers: {self.log_path}")
         failures = self.failures()
         if failures:
             lines.append(f"{len(failures)} problem(s):")
@@ -362,39 +505,75 @@ class ClassReport:
             lines.append("no problems")
         return "\n".join(lines)
 
+    def rows(self) -> list[dict]:
+        """One row per (learner, assignment, notebook) of ``REPORT_COLUMNS``."""
+        rows = []
+        for t in self.tasks:
+            for found in t.outcome():
+                key = (t.student, t.assignment, found.notebook)
+                readable = found.status not in ("missing", "unreadable")
+                replay = t.replay(found.notebook)
+                score = self.notebook_scores.get(key, 0.0) if t.ok else 0.0
+                rows.append(
+                    {
+                        "student_id": t.student,
+                        "assignment": t.assignment,
+                        "notebook": found.notebook,
+                        "status": found.status,
+                        "reason": found.reason,
+                        "score": round(score, 6),
+                        "max_score": round(
+                            self.notebook_max.get((t.assignment, found.notebook), 0.0), 6
+                        ),
+                        "graded": int(t.ok),
+                        "seed": "" if t.seed is None else t.seed,
+                        "replay": "" if t.seed is None or not readable else replay,
+                    }
+                )
+        return rows
+
     def write_csv(self, path: Path) -> Path:
-        """One row per (learner, assignment): score, max, ok, seed, replay command, problems."""
+        """Write ``rows()`` to ``path``, keeping the rows of the (learner, assignment) pairs
+        this run did not grade (an earlier run's, for another assignment or learner)."""
+        done = {(t.student, t.assignment) for t in self.tasks}
+        kept = [r for r in read_report(path) if (r["student_id"], r["assignment"]) not in done]
+        rows = sorted(
+            kept + self.rows(), key=lambda r: (r["student_id"], r["assignment"], r["notebook"])
+        )
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "w", newline="", encoding="utf-8") as fh:
-            writer = csv.writer(fh)
-            writer.writerow(
-                [
-                    "student_id",
-                    "assignment",
-                    "score",
-                    "max_score",
-                    "graded",
-                    "seed",
-                    "replay",
-                    "problems",
-                ]
+            writer = csv.DictWriter(
+                fh, fieldnames=REPORT_COLUMNS, restval="", extrasaction="ignore"
             )
-            for t in self.tasks:
-                score = self.scores.get(t.student, {}).get(t.assignment, 0.0)
-                writer.writerow(
-                    [
-                        t.student,
-                        t.assignment,
-                        round(score, 6),
-                        round(self.max_scores.get(t.assignment, 0.0), 6),
-                        int(t.ok),
-                        "" if t.seed is None else t.seed,
-                        "" if t.seed is None else t.replay(),
-                        "; ".join(t.problems or ([t.error] if t.error else [])),
-                    ]
-                )
+            writer.writeheader()
+            writer.writerows(rows)
         self.report_path = path
         return path
+
+
+REPORT_COLUMNS = [
+    "student_id",
+    "assignment",
+    "notebook",
+    "status",
+    "reason",
+    "score",
+    "max_score",
+    "graded",
+    "seed",
+    "replay",
+]
+
+
+def read_report(path: Path) -> list[dict]:
+    """The rows of an ``autograde_report.csv`` (none when there is no such file)."""
+    if not path.is_file():
+        return []
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    for row in rows:  # a report written before notebooks had rows of their own
+        row.setdefault("notebook", row.get("assignment", ""))
+    return rows
 
 
 _API = None
@@ -461,10 +640,17 @@ def _lighter_nbgrader() -> None:
     nbformat_common.jsonschema = _Schemas
 
 
-def _worker_init(course: str, url: str) -> None:
-    """Each worker loads nbgrader and the course configuration once."""
+def _worker_init(course: str, url: str, log: str | None = None) -> None:
+    """Each worker loads nbgrader and the course configuration once; with ``log``, what it
+    prints (nbgrader's log, warnings) goes to that file instead of the progress bar's stream."""
     global _API, _API_KEY
-    import warnings
+    if log is not None:
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
 
     from sqlalchemy.exc import SAWarning
 
@@ -522,7 +708,23 @@ def _worker_grade(student: str, assignment: str) -> dict:
         "error": "" if result.get("success") else _last_error(text),
         "attempts": attempt,
         "seconds": time.perf_counter() - start,
+        "timeouts": _timeouts(text),
     }
+
+
+def _timeouts(log: str) -> dict[str, str]:
+    """``notebook -> what was stopped`` from the lines of nbgrader's log that say learner
+    code ran past its time limit (``nbgrader_plugin.TIMED_OUT_LOG``)."""
+    from helpers.teacher.nbgrader_plugin import TIMED_OUT_LOG
+
+    found: dict[str, list[str]] = {}
+    for line in log.splitlines():
+        at = line.find(TIMED_OUT_LOG)
+        if at < 0:
+            continue
+        notebook, _, why = line[at + len(TIMED_OUT_LOG) :].partition(": ")
+        found.setdefault(notebook.strip(), []).append(why.strip())
+    return {nb: "; ".join(whys) + "; stopped, the rest was graded" for nb, whys in found.items()}
 
 
 def grade_one(course: str, url: str, student: str, assignment: str) -> dict:
@@ -541,14 +743,23 @@ _GRADE_LOCK = threading.Lock()
 
 
 class Progress:
-    """``autograde [#####.....] 37/100 learners  296/800 notebooks  1m40s  ~2m50s left``."""
+    """``autograde [#####.....] 37/100 learners  296/800 notebooks  1m40s  ~2m50s left``.
 
-    def __init__(self, learners: int, tasks: int, stream=None, enabled: bool = True):
-        self.learners, self.tasks = learners, tasks
+    The time left comes from how long the finished notebooks took, and from how long those
+    being graded have run: a notebook still being graded never leaves ``0s``, and one that
+    runs far longer than the others is shown running instead of a guess.
+    """
+
+    SLOW = 3.0  # a notebook running this many times the mean is shown instead of a guess
+    QUIET_TICK_S = 10.0  # without a terminal, a line at most this often while nothing ends
+
+    def __init__(self, learners: int, tasks: int, stream=None, enabled: bool = True, jobs: int = 1):
+        self.learners, self.tasks, self.jobs = learners, tasks, max(1, jobs)
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = enabled
         self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.start = time.perf_counter()
+        self.durations: list[float] = []
         self._last = -1.0
 
     @staticmethod
@@ -556,30 +767,54 @@ class Progress:
         seconds = max(0, round(seconds))
         return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
-    def line(self, learners_done: int, tasks_done: int) -> str:
-        """The progress line for these counts (time left from the mean pace so far)."""
-        elapsed = time.perf_counter() - self.start
+    def _left(self, tasks_done: int, running: Sequence[float], now: float) -> str:
+        if tasks_done >= self.tasks:
+            return "~0s left"
+        if not tasks_done:
+            return "time left: measuring"
+        if self.durations and running:
+            mean = sum(self.durations) / len(self.durations)
+            ages = [now - t0 for t0 in running]
+            oldest = max(ages)
+            if oldest > max(self.SLOW * mean, 10.0):
+                slow = sum(a > max(self.SLOW * mean, 10.0) for a in ages)
+                return (
+                    f"time left unknown: {slow} notebook(s) running for {self._clock(oldest)} "
+                    f"(others take {mean:.1f} s)"
+                )
+            queued = self.tasks - tasks_done - len(running)
+            left = queued * mean / self.jobs + max(max(mean - a, 0.0) for a in ages)
+        else:  # no start times (a cluster): the pace so far
+            elapsed = now - self.start
+            left = elapsed / tasks_done * (self.tasks - tasks_done)
+        return f"~{self._clock(max(left, 1.0))} left"
+
+    def line(self, learners_done: int, tasks_done: int, running: Sequence[float] = ()) -> str:
+        """The progress line for these counts; ``running``: start times of the notebooks
+        being graded (``time.perf_counter()``)."""
+        now = time.perf_counter()
         frac = tasks_done / self.tasks if self.tasks else 1.0
         bar = "#" * round(20 * frac)
-        if tasks_done:
-            left = f"~{self._clock(elapsed / tasks_done * (self.tasks - tasks_done))} left"
-        else:
-            left = "time left: measuring"
         return (
             f"autograde [{bar:<20}] {learners_done}/{self.learners} learners  "
-            f"{tasks_done}/{self.tasks} notebooks  {self._clock(elapsed)}  {left}"
+            f"{tasks_done}/{self.tasks} notebooks  {self._clock(now - self.start)}  "
+            f"{self._left(tasks_done, running, now)}"
         )
 
-    def update(self, learners_done: int, tasks_done: int) -> None:
-        """Redraw in place on a terminal; elsewhere print a line at most every 2 s."""
+    def update(
+        self, learners_done: int, tasks_done: int, running: Sequence[float] = (), tick: bool = False
+    ) -> None:
+        """Redraw in place on a terminal; elsewhere print a line at most every 2 s (every
+        ``QUIET_TICK_S`` for a ``tick``: nothing finished)."""
         if not self.enabled:
             return
         now = time.perf_counter()
         final = tasks_done == self.tasks
         if self.tty:
-            self.stream.write("\r" + self.line(learners_done, tasks_done) + ("\n" if final else ""))
-        elif final or now - self._last >= 2.0:
-            self.stream.write(self.line(learners_done, tasks_done) + "\n")
+            line = self.line(learners_done, tasks_done, running)
+            self.stream.write("\r\x1b[K" + line + ("\n" if final else ""))
+        elif final or now - self._last >= (self.QUIET_TICK_S if tick else 2.0):
+            self.stream.write(self.line(learners_done, tasks_done, running) + "\n")
             self._last = now
         self.stream.flush()
 
@@ -594,16 +829,34 @@ class Tally:
             self.remaining[t.student] = self.remaining.get(t.student, 0) + 1
         self.done = 0
         self.learners_done = 0
+        self.running: dict[int, float] = {}  # id(task) -> when its grading started
         bar.update(0, 0)
 
+    def start(self, task: Task) -> None:
+        """``task`` is being graded from now on."""
+        self.running[id(task)] = time.perf_counter()
+
+    def stop(self, task: Task) -> None:
+        """``task`` is no longer being graded (its worker died: it is graded again later)."""
+        self.running.pop(id(task), None)
+
+    def tick(self) -> None:
+        """Redraw while nothing finishes (the clock and the time left move on)."""
+        self.bar.update(self.learners_done, self.done, list(self.running.values()), tick=True)
+
     def finish(self, task: Task, out: dict) -> None:
-        """Record what grading ``task`` gave (``ok``, ``error``, ``attempts``, ``seconds``)."""
+        """Record what grading ``task`` gave (``ok``, ``error``, ``attempts``, ``seconds``,
+        ``timeouts``)."""
         task.ok, task.error = bool(out["ok"]), str(out["error"])
         task.attempts, task.seconds = int(out["attempts"]), float(out["seconds"])
+        task.timeouts = dict(out.get("timeouts") or {})
+        self.stop(task)
+        if task.seconds > 0:
+            self.bar.durations.append(task.seconds)
         self.done += 1
         self.remaining[task.student] -= 1
         self.learners_done += self.remaining[task.student] == 0
-        self.bar.update(self.learners_done, self.done)
+        self.bar.update(self.learners_done, self.done, list(self.running.values()))
 
 
 def failed(error: str, attempts: int = 1) -> dict:
@@ -636,6 +889,7 @@ def _took_other_language(learner: Path, assignment: str) -> bool:
 
 
 REPORT_NAME = "autograde_report.csv"
+LOG_NAME = "autograde.log"  # what nbgrader and the grading workers print during a run
 
 
 def autograde(
@@ -688,13 +942,17 @@ def autograde(
     runnable = []
     for task in tasks:
         task.seed = seeds.derive(key, cid, task.student, task.assignment)
+        task.notebooks = _source_notebooks(course, task.assignment)
+        task.findings = check_submission(course, task.student, task.assignment)
         task.problems = inspect_submission(course, task.student, task.assignment)
-        if task.problems == ["not submitted"]:
+        if task.problems == [NOT_SUBMITTED]:
             task.error = "no submission"
         else:
             runnable.append(task)
     _add_students(course, url, {t.student for t in runnable})
-    bar = Progress(len({t.student for t in runnable}), len(runnable), stream, progress)
+    log = course / LOG_NAME
+    log.unlink(missing_ok=True)
+    bar = Progress(len({t.student for t in runnable}), len(runnable), stream, progress, jobs)
     if scheduler:
         from helpers.teacher import cluster
 
@@ -710,14 +968,16 @@ def autograde(
         engine, jobs = cluster.run(scheduler, grade_one, calls, finish)
     else:
         engine = "local process pool"
-        _run_pool(course, url, runnable, jobs, Tally(runnable, bar))
-    scores, maxima = read_scores(course, ids, [t.student for t in tasks], db)
+        _run_pool(course, url, runnable, jobs, Tally(runnable, bar), log)
+    per_notebook, nb_max = notebook_scores(course, ids, [t.student for t in tasks], db)
+    scores, maxima = _by_assignment(per_notebook, nb_max, ids, [t.student for t in tasks])
     for task in tasks:
         if not task.ok:
             scores.setdefault(task.student, {})[task.assignment] = 0.0
     report = ClassReport(
         tasks, scores, maxima, jobs, time.perf_counter() - start, not note, note, engine
     )
+    report.notebook_scores, report.notebook_max, report.log_path = per_notebook, nb_max, log
     report.write_csv(course / REPORT_NAME)
     return report
 
@@ -733,30 +993,51 @@ def _add_students(course: Path, url: str, students: Iterable[str]) -> None:
             gb.update_or_create_student(student)
 
 
-def _run_pool(course: Path, url: str, tasks: list[Task], jobs: int, tally: Tally) -> None:
+def _run_pool(
+    course: Path, url: str, tasks: list[Task], jobs: int, tally: Tally, log: Path | None = None
+) -> None:
+    """Grade ``tasks`` in ``jobs`` worker processes, no more tasks handed out than there are
+    workers (so each task's start is known to the progress bar)."""
     pending = list(tasks)
     for _round in range(2):  # a second round only for tasks whose worker died
         if not pending:
             break
         lost: list[Task] = []
         ctx = multiprocessing.get_context("spawn")
+        slots = min(jobs, len(pending))
         with cf.ProcessPoolExecutor(
-            max_workers=min(jobs, len(pending)),
+            max_workers=slots,
             mp_context=ctx,
             initializer=_worker_init,
-            initargs=(str(course), url),
+            initargs=(str(course), url, None if log is None else str(log)),
         ) as pool:
-            futures = {pool.submit(_worker_grade, t.student, t.assignment): t for t in pending}
-            for fut in cf.as_completed(futures):
-                task = futures[fut]
-                try:
-                    out = fut.result()
-                except cf.process.BrokenProcessPool:
-                    lost.append(task)
-                    continue
-                except Exception as exc:  # noqa: BLE001  (report it, never stop the class)
-                    out = failed(f"{type(exc).__name__}: {exc}")
-                tally.finish(task, out)
+            queue, running, broken = list(pending), {}, False
+            while running or (queue and not broken):
+                while queue and not broken and len(running) < slots:
+                    task = queue.pop(0)
+                    try:
+                        running[pool.submit(_worker_grade, task.student, task.assignment)] = task
+                    except cf.process.BrokenProcessPool:
+                        broken = True
+                        queue.insert(0, task)
+                        break
+                    tally.start(task)
+                done, _ = cf.wait(list(running), timeout=1.0, return_when=cf.FIRST_COMPLETED)
+                if not done:
+                    tally.tick()
+                for fut in done:
+                    task = running.pop(fut)
+                    try:
+                        out = fut.result()
+                    except cf.process.BrokenProcessPool:
+                        tally.stop(task)
+                        lost.append(task)
+                        broken = True
+                        continue
+                    except Exception as exc:  # noqa: BLE001  (report it, never stop the class)
+                        out = failed(f"{type(exc).__name__}: {exc}")
+                    tally.finish(task, out)
+            lost += queue if broken else []
         pending = lost
         if pending and _round == 0:
             jobs = 1  # whatever killed a worker, grade the rest one at a time
@@ -764,43 +1045,92 @@ def _run_pool(course: Path, url: str, tasks: list[Task], jobs: int, tally: Tally
         tally.finish(task, failed("the grading worker died", 2))
 
 
-def read_scores(
+def notebook_scores(
     course: Path, ids: Iterable[str], students: Iterable[str], db: str | None = None
-) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
-    """Scores from the gradebook; a notebook without an autograded file scores 0."""
+) -> tuple[dict[tuple[str, str, str], float], dict[tuple[str, str], float]]:
+    """``(learner, assignment, notebook) -> score`` from the gradebook (0 for a notebook
+    without an autograded file) and ``(assignment, notebook) -> max score``."""
     from nbgrader.api import Gradebook, MissingEntry
 
     ids = list(ids)
-    scores: dict[str, dict[str, float]] = {}
-    maxima: dict[str, float] = {}
+    scores: dict[tuple[str, str, str], float] = {}
+    maxima: dict[tuple[str, str], float] = {}
     with Gradebook(db_url(course, db), course_id(course)) as gb:
         for assignment in ids:
-            maxima[assignment] = float(gb.find_assignment(assignment).max_score)
+            for nb in gb.find_assignment(assignment).notebooks:
+                maxima[(assignment, nb.name)] = float(nb.max_score)
         for student in students:
-            row = scores.setdefault(student, {})
             for assignment in ids:
                 try:
                     sub = gb.find_submission(assignment, student)
                 except MissingEntry:
-                    row[assignment] = 0.0
                     continue
-                total = 0.0
                 for nb in sub.notebooks:
                     path = course / "autograded" / student / assignment / f"{nb.name}.ipynb"
-                    total += float(nb.score) if path.exists() else 0.0
-                row[assignment] = total
+                    scores[(student, assignment, nb.name)] = (
+                        float(nb.score) if path.exists() else 0.0
+                    )
     return scores, maxima
+
+
+def _by_assignment(
+    scores: dict[tuple[str, str, str], float],
+    maxima: dict[tuple[str, str], float],
+    ids: list[str],
+    students: Iterable[str],
+) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
+    per: dict[str, dict[str, float]] = {s: dict.fromkeys(ids, 0.0) for s in students}
+    for (student, assignment, _nb), score in scores.items():
+        if student in per and assignment in per[student]:
+            per[student][assignment] += score
+    totals = dict.fromkeys(ids, 0.0)
+    for (assignment, _nb), top in maxima.items():
+        if assignment in totals:
+            totals[assignment] += top
+    return per, totals
+
+
+def read_scores(
+    course: Path, ids: Iterable[str], students: Iterable[str], db: str | None = None
+) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
+    """Scores from the gradebook; a notebook without an autograded file scores 0."""
+    ids, students = list(ids), list(students)
+    scores, maxima = notebook_scores(course, ids, students, db)
+    return _by_assignment(scores, maxima, ids, students)
+
+
+def statuses(course: Path, students: Iterable[str], ids: Iterable[str]) -> dict[tuple, str]:
+    """``(learner, assignment) -> status`` from ``autograde_report.csv``: the most serious of
+    its notebooks; ``missing`` when nothing was submitted, ``not autograded`` when a
+    submission has no row yet."""
+    found: dict[tuple, str] = {}
+    for row in read_report(course / REPORT_NAME):
+        key = (row["student_id"], row["assignment"])
+        if row.get("status") in STATUSES:
+            found[key] = max(found.get(key, "graded"), row["status"], key=STATUSES.index)
+    out = {}
+    for student in students:
+        for assignment in ids:
+            if (student, assignment) in found:
+                out[(student, assignment)] = found[(student, assignment)]
+            elif not (course / "submitted" / student / assignment).is_dir():
+                out[(student, assignment)] = "missing"
+            else:
+                out[(student, assignment)] = "not autograded"
+    return out
 
 
 def export_grades(
     course: Path, out: Path, ids: Iterable[str] | None = None, db: str | None = None
 ) -> list[dict]:
-    """Write one CSV row per learner: each notebook's score and language, ``total``, ``max_total``.
+    """Write one CSV row per learner: each notebook's score and language, ``total``,
+    ``max_total`` and ``status`` (``<id>: <status>`` of each notebook, from
+    ``autograde_report.csv``).
 
     A notebook is one column whatever the language it was taken in (``06_rope`` and
     ``06_rope_ko`` are graded alike and score alike); ``<id> language`` says which one the
     learner submitted (``en``, ``ko``; empty when none). A learner who submitted both
-    gets the better score, and the language of that one.
+    gets the better score, and the language and status of that one.
     """
     from nbgrader.api import Gradebook, MissingEntry
 
@@ -820,12 +1150,14 @@ def export_grades(
             if _has_submission(gb, assignment, student, MissingEntry)
         }
     scores, maxima = read_scores(course, ids, students, db)
+    status = statuses(course, students, ids)
     base_max = {}
     for assignment in ids:
         base_max.setdefault(split_assignment(assignment)[0], maxima[assignment])
     rows = []
     for student in students:
         row: dict = {"student_id": student}
+        said = []
         for base in bases:
             best = None
             for assignment in ids:
@@ -835,10 +1167,17 @@ def export_grades(
                     best = assignment
             row[base] = round(scores[student][best], 6) if best else 0.0
             row[f"{base} language"] = split_assignment(best)[1] if best else ""
+            variants = [a for a in ids if split_assignment(a)[0] == base]
+            shown = best or next(
+                (a for a in variants if status[(student, a)] != "missing"), variants[0]
+            )
+            said.append(f"{base}: {status[(student, shown)]}")
         row["total"] = round(sum(row[b] for b in bases), 6)
         row["max_total"] = round(sum(base_max.values()), 6)
+        row["status"] = "; ".join(said)
         rows.append(row)
-    fields = ["student_id", *[f for b in bases for f in (b, f"{b} language")], "total", "max_total"]
+    fields = ["student_id", *[f for b in bases for f in (b, f"{b} language")], "total"]
+    fields += ["max_total", "status"]
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=fields)

@@ -123,6 +123,7 @@ class _Session:
     def __init__(self, workdir: str, cells: list[AnswerCell], cpu: float) -> None:
         self.workdir, self.cells, self.cpu = workdir, cells, cpu
         self.failed: dict[str, str] = {}  # grade id -> what went wrong
+        self.timeouts: list[str] = []  # what was stopped for running past its time limit
         self.worker: Worker | None = None
         self.problem: str | None = None  # grading cannot go on at all
         for cell in cells:
@@ -187,12 +188,20 @@ class _Session:
                 problem = _cell_problem(reply, cell)
                 if problem is not None:
                     self.failed[cell.grade_id] = problem
+                if reply.get("timeout"):
+                    self.timeouts.append(
+                        f"the answer cell {cell.grade_id} did not finish within "
+                        f"{CELL_TIMEOUT:.0f} s"
+                    )
         except WorkerTimeout:
             worker.stop()
             if not pending:
                 self.problem = tr("the grading process stopped answering")
                 return
             self.failed[pending[0].grade_id] = _cell_timeout()
+            self.timeouts.append(
+                f"the answer cell {pending[0].grade_id} did not finish within {CELL_TIMEOUT:.0f} s"
+            )
         except WorkerDied as exc:
             worker.stop()
             if not pending:
@@ -260,6 +269,7 @@ def check_notebook(
                 report.results.append(_grade(session, plan, replay))
         finally:
             session.stop()
+    report.timeouts = list(dict.fromkeys(session.timeouts))
     note_stand_ins(report.results)
     return report
 
@@ -283,6 +293,8 @@ def _grade(session: _Session, plan: _Plan, replay: str) -> FunctionResult:
     if not alive:
         session.lost()
     name = plan.check.name
+    if any(o.error and o.error.get("timeout") for o in outcomes):
+        session.timeouts.append(f"{name} did not finish within {plan.check.timeout:g} s")
     attempts = [str(a) for a in done.get("attempts") or []]
     changed = [str(c) for c in done.get("changed") or []]
     if attempts:  # the course's answers were reached for: whatever it returned

@@ -50,6 +50,7 @@ from helpers.teacher.verdict import is_replay_line
 __all__ = [
     "GRADER_NOTE",
     "NOT_RUN_NOTE",
+    "TIMED_OUT_LOG",
     "HideHiddenTests",
     "IsolatedGrades",
     "RestoreCells",
@@ -72,6 +73,9 @@ def _error_output(ename: str, message: str) -> NotebookNode:
 
 
 NOT_RUN_NOTE = "[not run while grading: this cell does not count towards the grade]"
+# How the log line begins that names the learner code stopped for running past its time
+# limit: ``autograde`` reads it from nbgrader's log to give the notebook the status "timed out".
+TIMED_OUT_LOG = "learner code timed out in "
 # The grader's replay line (``verdict.is_replay_line``, in any language) names the teacher's
 # files, so learners do not see it (their message shows the failing case itself); the
 # teacher's log has it.
@@ -240,6 +244,7 @@ class SafeExecute(Execute):
         except CellTimeoutError:
             why = f"this cell did not finish within {self.timeout} s and could not be interrupted"
             self._stop(cell, index, why)
+            self._timed_out(resources, index)
         else:
             # The kernel was interrupted after the time limit: it may be stuck for good,
             # and every later call of the same code would wait as long again.
@@ -247,7 +252,18 @@ class SafeExecute(Execute):
                 why = f"this cell did not finish within {self.timeout} s and was interrupted"
                 self.log.warning("cell %d: %s; the cells after it are not run", index, why)
                 self._stopped = f"an earlier cell (cell {index}) timed out: {why}"
+                self._timed_out(resources, index)
         return cell, resources
+
+    def _timed_out(self, resources: Any, index: int) -> None:
+        notebook = (resources or {}).get("nbgrader", {}).get("notebook", "the notebook")
+        self.log.warning(
+            "%s%s: cell %d did not finish within %s s in the kernel",
+            TIMED_OUT_LOG,
+            notebook,
+            index,
+            self.timeout,
+        )
 
     def _stop(self, cell: NotebookNode, index: int, why: str) -> None:
         self.log.warning("cell %d: %s; the cells after it are not run", index, why)
@@ -347,6 +363,9 @@ class IsolatedGrades(NbGraderPreprocessor):
                 cell.outputs = [_stream(text), _result(round(points * result.score, 4))]
             else:
                 cell.outputs = [_error_output("WrongAnswer", text)]
+        if report.timeouts:
+            notebook = (resources or {}).get("nbgrader", {}).get("notebook", "the notebook")
+            self.log.warning("%s%s: %s", TIMED_OUT_LOG, notebook, "; ".join(report.timeouts))
         failed = [r.name for r in report.results if not r.passed]
         self.log.info(
             "isolated grades (seed %s): %d passed, failed: %s",

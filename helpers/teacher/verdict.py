@@ -61,6 +61,7 @@ class Report:
     seed: int
     results: list[FunctionResult] = field(default_factory=list)
     problem: str | None = None
+    timeouts: list[str] = field(default_factory=list)  # learner code stopped for time
 
     @property
     def passed(self) -> bool:
