@@ -174,9 +174,18 @@ def _postgres_installed() -> bool:
     return bool(glob.glob("/usr/lib/postgresql/*/bin/initdb")) or shutil.which("initdb") is not None
 
 
+def _browser_has_hangul() -> bool:
+    """A system font with Hangul (fontconfig), for the Korean notebooks in the browser test."""
+    if shutil.which("fc-list") is None:
+        return False
+    out = subprocess.run(["fc-list", ":lang=ko", "family"], capture_output=True, text=True)
+    return bool(out.stdout.strip())
+
+
 def system_deps() -> int:
-    """Install Chromium, bubblewrap and PostgreSQL from Debian when missing (root only; else
-    explain). PostgreSQL serves the tests of a PostgreSQL gradebook (``--db``)."""
+    """Install Chromium, bubblewrap, PostgreSQL and a Korean font from Debian when missing
+    (root only; else explain). PostgreSQL serves the tests of a PostgreSQL gradebook
+    (``--db``); the font, the Korean notebooks in the browser test."""
     missing = [
         pkg
         for pkg, tool in (("chromium", "chromium"), ("bubblewrap", "bwrap"))
@@ -184,6 +193,8 @@ def system_deps() -> int:
     ]
     if not _postgres_installed():
         missing.append("postgresql")
+    if not _browser_has_hangul():
+        missing.append("fonts-nanum")  # the browser's Hangul (the figures have their own)
     if not missing:
         return 0
     if os.geteuid() != 0 or shutil.which("apt-get") is None:

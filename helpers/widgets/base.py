@@ -85,14 +85,12 @@ class LearnerError(Exception):
 
     def __init__(self, name: str, error: BaseException):
         self.name, self.error = name, error
-        super().__init__(
-            tr(
-                "your `{name}` raised {type}: {error}",
-                name=name,
-                type=type(error).__name__,
-                error=error,
-            )
-        )
+        kind = type(error).__name__
+        if str(error):
+            said = tr("your `{name}` raised {type}: {error}", name=name, type=kind, error=error)
+        else:  # NotImplementedError(): nothing to add after the type
+            said = tr("your `{name}` raised {type}", name=name, type=kind)
+        super().__init__(said)
 
 
 def learner(name: str, fn: Callable) -> Callable:
