@@ -14,7 +14,8 @@ changed: the limits or scales of any axes (found automatically), or the subclass
 (lossless and fast to encode).
 
 Frames are rendered at ``scale`` (2) device pixels per CSS pixel and shown at the figure's
-CSS size (``figsize`` times ``dpi`` = 72), so text stays sharp on high-density screens.
+CSS size (``figsize`` times ``dpi`` = 72), so text stays sharp on high-density screens. The
+figure's canvas is ``helpers.widgets.canvas.Canvas``, which draws a plain text in one piece.
 Axes whose limits follow a slider are ``moving``: their axis lines, ticks and labels are
 left out of the background and drawn into a cached layer of their own (under the layer of
 slow artists), so a move that changes those limits redraws a few texts, not the whole
@@ -147,12 +148,13 @@ class Explorer:
         title: str = "",
     ):
         import ipywidgets as widgets
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
+
+        from helpers.widgets.canvas import Canvas
 
         self.controls = dict(controls)
         self.fig = Figure(figsize=figsize, dpi=self.dpi * self.scale)
-        FigureCanvasAgg(self.fig)
+        Canvas(self.fig)  # plain text drawn in one piece: see helpers.widgets.canvas
         width = round(figsize[0] * self.dpi)  # CSS pixels; the height follows the aspect
         self.image = widgets.Image(
             format="png",
