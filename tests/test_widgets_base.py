@@ -237,3 +237,31 @@ def test_the_canvas_draws_a_text_where_matplotlib_does(rotation):
     (box, dark), (want_box, want_dark) = ink(Canvas), ink(FigureCanvasAgg)
     assert np.abs(box - want_box).max() <= 1, (box, want_box)
     assert abs(int(dark.sum()) - int(want_dark.sum())) <= 0.1 * want_dark.sum()
+
+
+def test_the_canvas_lays_out_texts_as_matplotlib_does():
+    """The font heights the canvas's renderer keeps give every text the extent that
+    matplotlib's own renderer gives it (one line, several lines, turned, bold), and a text
+    drawn twice is drawn the same from the kept bitmap."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from helpers.widgets.canvas import Canvas
+
+    def extents(canvas_class):
+        fig = Figure(dpi=144)
+        canvas = canvas_class(fig)
+        texts = [
+            fig.text(0.1, 0.1, "unseen_angle_pairs\n(of 18 slow pairs):\nYaRN: 0", fontsize=8.5),
+            fig.text(0.5, 0.5, "rate θ'ᵢ", rotation=90, fontsize=12, weight="bold"),
+            fig.text(0.3, 0.3, "lp", linespacing=2),
+        ]
+        renderer = canvas.get_renderer()
+        return [t.get_window_extent(renderer).bounds for t in texts], canvas
+
+    mine, canvas = extents(Canvas)
+    assert mine == extents(FigureCanvasAgg)[0]
+    canvas.draw()
+    first = np.asarray(canvas.buffer_rgba()).copy()
+    canvas.draw()
+    assert np.array_equal(np.asarray(canvas.buffer_rgba()), first)

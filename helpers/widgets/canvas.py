@@ -1,13 +1,17 @@
-"""The Agg canvas the explorers draw on: plain text drawn as one bitmap per string.
+"""The Agg canvas the explorers draw on: a plain text is one bitmap, kept for the next draw.
 
 matplotlib 3.11 draws a text glyph by glyph from Python (a FreeType transform, a render
 and a blend per glyph): the tick labels, titles and readouts an explorer draws again at a
 move cost a few milliseconds each. ``Canvas`` draws a plain text as matplotlib did up to
 3.10: FreeType lays out and renders the whole string into one bitmap in a single call,
-which is placed at the nearest device pixel and blended once (rotated by the renderer when
-the text is). At 2 device pixels per CSS pixel the difference is under a quarter of a CSS
-pixel in the text's position. Mathtext (``$...$``, as in log-axis tick labels), TeX and
-texts with font features or a language keep matplotlib's own path.
+which is placed at the nearest device pixel and blended once (a y label is turned by
+exactly 90 degrees, other angles by the renderer). At 2 device pixels per CSS pixel the
+difference is under a quarter of a CSS pixel in the text's position. The layout of a
+string costs far more than its blend, and the texts drawn again are mostly the same
+strings (tick labels, axis labels): the bitmaps of the last strings are kept. The heights
+of a font (ascent, descent, line gap), which ``Text`` reads from the font's tables for
+every layout, are read once per font and size. Mathtext (``$...$``, as in log-axis tick
+labels), TeX and texts with font features or a language keep matplotlib's own path.
 
 Imported when the first explorer is built: it imports matplotlib.
 """
@@ -15,32 +19,92 @@ Imported when the first explorer is built: it imports matplotlib.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
+from collections.abc import Hashable
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg, get_hinting_flag
+from matplotlib.font_manager import fontManager, get_font
 
 __all__ = ["Canvas", "Renderer"]
 
 
 class Renderer(RendererAgg):
-    """``RendererAgg`` drawing a plain text as one FreeType bitmap."""
+    """``RendererAgg`` drawing a plain text as one FreeType bitmap, kept for the next time.
+
+    The bitmaps of the last ``CACHED`` strings are kept (by string, font, dpi and
+    antialiasing): FreeType's layout of a string costs far more than blending it, and the
+    strings an explorer draws again are mostly the same (tick labels, axis labels).
+    """
+
+    CACHED = 512
+
+    def __init__(self, width, height, dpi):
+        super().__init__(width, height, dpi)
+        self._bitmaps: OrderedDict[Hashable, tuple[np.ndarray, float, float, float]] = OrderedDict()
+        self._heights: dict[Hashable, tuple[float, float, float]] = {}
 
     def draw_text(self, gc, x, y, s, prop, angle, ismath=False, mtext=None):
         if ismath or _has_features(mtext):
             return super().draw_text(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
-        font = self._prepare_font(prop)
-        font.set_text(s, 0, flags=get_hinting_flag())  # rotated below, in raster space
-        font.draw_glyphs_to_bitmap(antialiased=gc.get_antialiased())
-        descent = font.get_descent() / 64.0
-        xo, yo = font.get_bitmap_offset()
+        image, descent, xo, yo = self._bitmap(s, prop, gc.get_antialiased())
         rad = math.radians(angle)
-        x = round(x + xo / 64.0 + descent * math.sin(rad))
-        y = round(y + yo / 64.0 + descent * math.cos(rad))
-        image = np.asarray(font.get_image())
+        x = round(x + xo + descent * math.sin(rad))
+        y = round(y + yo + descent * math.cos(rad))
         if angle % 360 == 90:  # a y label: turned exactly, without resampling
             x, image, angle = x - image.shape[0], np.ascontiguousarray(np.rot90(image)), 0
         self._renderer.draw_text_image(image, x, y + 1, angle, gc)
         return None
+
+    def _bitmap(self, s: str, prop, antialiased: bool) -> tuple[np.ndarray, float, float, float]:
+        """The string's bitmap, its descent and the bitmap's offset, in device pixels."""
+        flags = get_hinting_flag()
+        key = (s, prop, self.dpi, bool(antialiased), flags)
+        found = self._bitmaps.get(key)
+        if found is not None:
+            self._bitmaps.move_to_end(key)
+            return found
+        font = self._prepare_font(prop)
+        font.set_text(s, 0, flags=flags)  # turned at drawing time, in raster space
+        font.draw_glyphs_to_bitmap(antialiased=antialiased)
+        xo, yo = font.get_bitmap_offset()
+        image = np.array(font.get_image())  # a copy: the font's buffer is reused
+        found = (image, font.get_descent() / 64.0, xo / 64.0, yo / 64.0)
+        self._bitmaps[(s, prop.copy(), *key[2:])] = found  # a copy: props are mutable
+        if len(self._bitmaps) > self.CACHED:
+            self._bitmaps.popitem(last=False)
+        return found
+
+    def _get_font_height_metrics(self, prop) -> tuple[float, float, float]:
+        """The ascent, descent and line gap of the font of ``prop``, in device pixels.
+
+        ``Text`` asks a renderer for these (matplotlib >= 3.11) when it has this method and
+        otherwise reads the font's tables for every text it lays out; they are the same
+        numbers, read once per font and size.
+        """
+        key = (prop, self.dpi)
+        found = self._heights.get(key)
+        if found is None:
+            found = _height_metrics(prop, self.dpi)
+            self._heights[(prop.copy(), self.dpi)] = found
+        return found
+
+
+def _height_metrics(prop, dpi: float) -> tuple[float, float, float]:
+    """Ascent, descent and line gap of the font of ``prop`` at ``dpi``, as ``Text`` reads them
+    (the OS/2 table, else hhea); ``(None, None, None)`` lets ``Text`` measure instead."""
+    font = get_font(fontManager._find_fonts_by_props(prop))
+    tables = (
+        ("OS/2", "sTypoLineGap", "sTypoAscender", "sTypoDescender"),
+        ("hhea", "lineGap", "ascent", "descent"),
+    )
+    for name, gap, ascent, descent in tables:
+        table = font.get_sfnt_table(name)
+        if table is None:
+            continue
+        scale = prop.get_size_in_points() * dpi / 72 / font.get_sfnt_table("head")["unitsPerEm"]
+        return table[ascent] * scale, -table[descent] * scale, table[gap] * scale
+    return None, None, None
 
 
 def _has_features(mtext) -> bool:
