@@ -174,6 +174,7 @@ class Explorer:
         self._axes_layer = None
         self._axes_key: Hashable = None
         self._png = PngEncoder()
+        self._kept: dict[str, tuple[Hashable, object]] = {}
         self.draw(self.fig)
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
@@ -248,6 +249,19 @@ class Explorer:
         """What the cached layers depend on: moving limits, ``slow_key``, failed panels."""
         failed = tuple(i for i, a in enumerate(self.slow) if id(a) in self._failed)
         return (self.moving_key(), self.slow_key(), failed)
+
+    def kept(self, name: str, key: Hashable, compute: Callable[[], object]):
+        """``compute()``, or the value it gave last time if that was for the same ``key``.
+
+        For a value that does not follow every slider (``key``: the parameters it depends
+        on): a move of another slider does not compute it again. An error is not kept.
+        """
+        found = self._kept.get(name)
+        if found is not None and found[0] == key:
+            return found[1]
+        value = compute()
+        self._kept[name] = (key, value)
+        return value
 
     def values(self) -> dict:
         """The current value of every control, by name."""
