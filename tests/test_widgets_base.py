@@ -265,3 +265,32 @@ def test_the_canvas_lays_out_texts_as_matplotlib_does():
     first = np.asarray(canvas.buffer_rgba()).copy()
     canvas.draw()
     assert np.array_equal(np.asarray(canvas.buffer_rgba()), first)
+
+
+@pytest.mark.parametrize("origin", ["upper", "lower"])
+def test_nearest_images_are_matplotlibs_pixels(origin):
+    """An explorer's heatmaps are resampled by indexing (NearestImage): the picture of
+    matplotlib's AxesImage but at a tie (a pixel's centre on a cell's edge), bad cells in
+    the colormap's bad colour; an image that is not a nearest one is left to matplotlib."""
+    from matplotlib.figure import Figure
+    from matplotlib.image import AxesImage
+
+    from helpers.widgets.canvas import Canvas, NearestImage
+
+    rng = np.random.default_rng(3)
+    data = rng.standard_normal((37, 53))
+    data[5, 7] = np.nan
+    fig = Figure(figsize=(4, 3), dpi=144)
+    canvas = Canvas(fig)
+    ax = fig.add_axes((0.1, 0.1, 0.8, 0.8))
+    image = ax.imshow(data, cmap="magma", interpolation="nearest", origin=origin, aspect="auto")
+    image.set_extent((-0.5, 52.5, 36.5, -0.5) if origin == "upper" else (-0.5, 52.5, -0.5, 36.5))
+    renderer = canvas.get_renderer()
+    want, *want_place = image.make_image(renderer)
+    image.__class__ = NearestImage
+    got, *got_place = image.make_image(renderer)
+    assert got.shape == want.shape and got_place[:2] == want_place[:2]
+    differ = np.any(got != want, axis=2)
+    assert differ.mean() < 0.01, differ.mean()
+    image.set_interpolation("bilinear")
+    assert np.array_equal(image.make_image(renderer)[0], AxesImage.make_image(image, renderer)[0])

@@ -15,7 +15,9 @@ changed: the limits or scales of any axes (found automatically), or the subclass
 
 Frames are rendered at ``scale`` (2) device pixels per CSS pixel and shown at the figure's
 CSS size (``figsize`` times ``dpi`` = 72), so text stays sharp on high-density screens. The
-figure's canvas is ``helpers.widgets.canvas.Canvas``, which draws a plain text in one piece.
+figure's canvas is ``helpers.widgets.canvas.Canvas``, which draws a plain text in one piece;
+the animated images shown with nearest interpolation become ``canvas.NearestImage``
+(resampled by indexing the coloured cells).
 Axes whose limits follow a slider are ``moving``: their axis lines, ticks and labels are
 left out of the background and drawn into a cached layer of their own (under the layer of
 slow artists), so a move that changes those limits redraws a few texts, not the whole
@@ -215,6 +217,9 @@ class Explorer:
         them and a move of ``base`` does not draw tick labels again.
         """
         from matplotlib.axes import Axes
+        from matplotlib.image import AxesImage
+
+        from helpers.widgets.canvas import NearestImage
 
         axis_artists = []
         for item in moving:
@@ -224,6 +229,8 @@ class Explorer:
         self.slow = list(slow)
         for artist in self.dynamic + self.slow + self.moving_axis:
             artist.set_animated(True)
+            if type(artist) is AxesImage:  # drawn again at every move: resampled by indexing
+                artist.__class__ = NearestImage
         self._background, self._background_key = None, None
         self._axes_layer, self._axes_key = None, None
         self._layer, self._layer_key = None, None

@@ -25,8 +25,10 @@ from collections.abc import Hashable
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg, get_hinting_flag
 from matplotlib.font_manager import fontManager, get_font
+from matplotlib.image import AxesImage
+from matplotlib.transforms import Affine2D, Bbox, IdentityTransform, TransformedBbox
 
-__all__ = ["Canvas", "Renderer"]
+__all__ = ["Canvas", "NearestImage", "Renderer"]
 
 
 class Renderer(RendererAgg):
@@ -126,3 +128,65 @@ class Canvas(FigureCanvasAgg):
             self.renderer = Renderer(w, h, self.figure.dpi)
             self._lastKey = key
         return self.renderer
+
+
+class NearestImage(AxesImage):
+    """An ``AxesImage`` shown with nearest interpolation, resampled by indexing.
+
+    matplotlib resamples the data and its mask to the screen's pixels (Agg), then
+    normalizes and colours every screen pixel. For a nearest image on linear axes the
+    screen pixel takes the colour of the data cell under its centre: this colours the
+    data cells once and picks them by index (a tie, a centre on a cell's edge, goes to
+    the lower cell as in matplotlib). Anything else (other interpolations, an alpha
+    array, RGB data, a turned transform) is left to ``AxesImage``.
+    """
+
+    def make_image(self, renderer, magnification=1.0, unsampled=False):
+        data, trans = self._A, self.get_transform()
+        if (
+            unsampled
+            or data is None
+            or data.ndim != 2
+            or self.get_interpolation() != "nearest"
+            or np.ndim(self.get_alpha()) > 0
+            or not trans.is_affine
+        ):
+            return super().make_image(renderer, magnification, unsampled)
+        x1, x2, y1, y2 = self.get_extent()
+        in_bbox = Bbox(np.array([[x1, y1], [x2, y2]]))
+        if self.get_clip_on():
+            clip = self.get_clip_box() or self.axes.bbox
+        else:
+            clip = self.get_figure(root=True).bbox
+        clipped = Bbox.intersection(TransformedBbox(in_bbox, trans), clip)
+        if clipped is None:
+            return None, 0, 0, None
+        # the output's pixel box, rounded as matplotlib rounds it
+        e = clipped.extents * magnification
+        x0, y0 = np.floor(e[0] + 0.5), np.ceil(e[1] - 0.5 - 1e-8)
+        width = int(np.floor(e[2] + 0.5 + 1e-8) - x0)
+        height = int(np.ceil(e[3] - 0.5) - y0)
+        if width <= 0 or height <= 0:
+            return None, 0, 0, None
+        rows, cols = data.shape
+        if self.origin == "upper":
+            t = Affine2D().translate(0, -rows).scale(1, -1)
+        else:
+            t = IdentityTransform()
+        t += Affine2D().scale(in_bbox.width / cols, in_bbox.height / rows)
+        t += Affine2D().translate(in_bbox.x0, in_bbox.y0) + trans
+        t += Affine2D().scale(magnification).translate(-x0, -y0)
+        m = t.get_matrix()  # data cell (column, row) -> output pixel (x, y)
+        if m[0, 1] != 0 or m[1, 0] != 0:
+            return super().make_image(renderer, magnification, unsampled)
+        # the cell under each pixel's centre; output row 0 is the bottom, as matplotlib's
+        col = np.ceil((np.arange(width) + 0.5 - m[0, 2]) / m[0, 0]).astype(np.intp) - 1
+        row = np.ceil((np.arange(height) + 0.5 - m[1, 2]) / m[1, 1]).astype(np.intp) - 1
+        colours = self.to_rgba(data, bytes=True)  # shape: (rows, cols, 4)
+        out = colours[np.clip(row, 0, rows - 1)][:, np.clip(col, 0, cols - 1)]
+        out[(row < 0) | (row >= rows)] = 0  # outside the data: transparent
+        out[:, (col < 0) | (col >= cols)] = 0
+        alpha = self._get_scalar_alpha()
+        if alpha != 1:
+            out[..., 3] = (out[..., 3] * alpha).astype(np.uint8)
+        return out, x0 / magnification, y0 / magnification, t
