@@ -138,7 +138,7 @@ class NearestImage(AxesImage):
     screen pixel takes the colour of the data cell under its centre: this colours the
     data cells once and picks them by index (a tie, a centre on a cell's edge, goes to
     the lower cell as in matplotlib). Anything else (other interpolations, an alpha
-    array, RGB data, a turned transform) is left to ``AxesImage``.
+    array, RGB data, a turned transform, no clipping) is left to ``AxesImage``.
     """
 
     def make_image(self, renderer, magnification=1.0, unsampled=False):
@@ -154,10 +154,9 @@ class NearestImage(AxesImage):
             return super().make_image(renderer, magnification, unsampled)
         x1, x2, y1, y2 = self.get_extent()
         in_bbox = Bbox(np.array([[x1, y1], [x2, y2]]))
-        if self.get_clip_on():
-            clip = self.get_clip_box() or self.axes.bbox
-        else:
-            clip = self.get_figure(root=True).bbox
+        if not self.get_clip_on():
+            return super().make_image(renderer, magnification, unsampled)
+        clip = self.get_clip_box() or self.axes.bbox
         clipped = Bbox.intersection(TransformedBbox(in_bbox, trans), clip)
         if clipped is None:
             return None, 0, 0, None
