@@ -317,9 +317,10 @@ class Explorer:
             fig.set_dpi(self.dpi * self.scale)
         canvas = fig.canvas
         key = self.static_key()
+        held = None  # the cached buffer the canvas holds now, if any: no need to restore it
         if self._background is None or key != self._background_key:
             canvas.draw()  # animated artists are left out
-            self._background = canvas.copy_from_bbox(fig.bbox)
+            self._background = held = canvas.copy_from_bbox(fig.bbox)
             self._background_key = self.static_key()  # drawing may settle limits
             self._axes_layer = self._layer = None
         renderer = canvas.get_renderer()
@@ -327,25 +328,29 @@ class Explorer:
         if self.moving_axis:
             axes_key = self.moving_key()
             if self._axes_layer is None or axes_key != self._axes_key:
-                canvas.restore_region(self._background)
+                if held is not self._background:
+                    canvas.restore_region(self._background)
                 for axis in self.moving_axis:
                     axis.draw(renderer)
-                self._axes_layer, self._axes_key = canvas.copy_from_bbox(fig.bbox), axes_key
-                self._layer = None
+                self._axes_layer = held = canvas.copy_from_bbox(fig.bbox)
+                self._axes_key, self._layer = axes_key, None
             below = self._axes_layer
         top = below
         if self.slow:
             slow_key = self.full_slow_key()
             if self._layer is None or slow_key != self._layer_key:
-                canvas.restore_region(below)
+                if held is not below:
+                    canvas.restore_region(below)
                 for artist in self.slow:
                     if self._drawn(artist):
                         artist.draw(renderer)
-                self._layer, self._layer_key = canvas.copy_from_bbox(fig.bbox), slow_key
+                self._layer = held = canvas.copy_from_bbox(fig.bbox)
+                self._layer_key = slow_key
             top = self._layer
         elif self.moving_axis:
             self._layer = self._axes_layer
-        canvas.restore_region(top)
+        if held is not top:
+            canvas.restore_region(top)
         for artist in self.dynamic:
             if self._drawn(artist):
                 artist.draw(renderer)
