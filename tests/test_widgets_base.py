@@ -210,3 +210,87 @@ def test_adler32_combine_matches_zlib(n1, n2):
     a, b = rng.bytes(n1), rng.bytes(n2)
     combined = base._adler32_combine(zlib.adler32(a), zlib.adler32(b), len(b))
     assert combined == zlib.adler32(a + b)
+
+
+@pytest.mark.parametrize("rotation", [0, 90])
+def test_the_canvas_draws_a_text_where_matplotlib_does(rotation):
+    """The explorers' canvas draws a plain text as one bitmap: the same ink as matplotlib's
+    own Agg canvas, within a device pixel (matplotlib 3.11 does not hint a turned glyph:
+    the strokes differ a little); mathtext is left to matplotlib."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from helpers.widgets.canvas import Canvas, Renderer
+
+    def ink(canvas_class) -> tuple[np.ndarray, np.ndarray]:
+        fig = Figure(figsize=(4, 2), dpi=144)
+        canvas = canvas_class(fig)
+        fig.text(0.1, 0.2, "rate θ'ᵢ, n − m = 5: ≥ 1 turn", rotation=rotation, fontsize=10)
+        fig.text(0.6, 0.5, "$10^{-3}$", fontsize=10)
+        canvas.draw()
+        dark = np.asarray(canvas.buffer_rgba())[..., 0] < 128
+        rows, cols = np.nonzero(dark)
+        return np.array([rows.min(), rows.max(), cols.min(), cols.max()]), dark
+
+    fig = Figure()
+    assert isinstance(Canvas(fig).get_renderer(), Renderer)
+    (box, dark), (want_box, want_dark) = ink(Canvas), ink(FigureCanvasAgg)
+    assert np.abs(box - want_box).max() <= 1, (box, want_box)
+    assert abs(int(dark.sum()) - int(want_dark.sum())) <= 0.1 * want_dark.sum()
+
+
+def test_the_canvas_lays_out_texts_as_matplotlib_does():
+    """The font heights the canvas's renderer keeps give every text the extent that
+    matplotlib's own renderer gives it (one line, several lines, turned, bold), and a text
+    drawn twice is drawn the same from the kept bitmap."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from helpers.widgets.canvas import Canvas
+
+    def extents(canvas_class):
+        fig = Figure(dpi=144)
+        canvas = canvas_class(fig)
+        texts = [
+            fig.text(0.1, 0.1, "unseen_angle_pairs\n(of 18 slow pairs):\nYaRN: 0", fontsize=8.5),
+            fig.text(0.5, 0.5, "rate θ'ᵢ", rotation=90, fontsize=12, weight="bold"),
+            fig.text(0.3, 0.3, "lp", linespacing=2),
+        ]
+        renderer = canvas.get_renderer()
+        return [t.get_window_extent(renderer).bounds for t in texts], canvas
+
+    mine, canvas = extents(Canvas)
+    assert mine == extents(FigureCanvasAgg)[0]
+    canvas.draw()
+    first = np.asarray(canvas.buffer_rgba()).copy()
+    canvas.draw()
+    assert np.array_equal(np.asarray(canvas.buffer_rgba()), first)
+
+
+@pytest.mark.parametrize("origin", ["upper", "lower"])
+def test_nearest_images_are_matplotlibs_pixels(origin):
+    """An explorer's heatmaps are resampled by indexing (NearestImage): the picture of
+    matplotlib's AxesImage but at a tie (a pixel's centre on a cell's edge), bad cells in
+    the colormap's bad colour; an image that is not a nearest one is left to matplotlib."""
+    from matplotlib.figure import Figure
+    from matplotlib.image import AxesImage
+
+    from helpers.widgets.canvas import Canvas, NearestImage
+
+    rng = np.random.default_rng(3)
+    data = rng.standard_normal((37, 53))
+    data[5, 7] = np.nan
+    fig = Figure(figsize=(4, 3), dpi=144)
+    canvas = Canvas(fig)
+    ax = fig.add_axes((0.1, 0.1, 0.8, 0.8))
+    image = ax.imshow(data, cmap="magma", interpolation="nearest", origin=origin, aspect="auto")
+    image.set_extent((-0.5, 52.5, 36.5, -0.5) if origin == "upper" else (-0.5, 52.5, -0.5, 36.5))
+    renderer = canvas.get_renderer()
+    want, *want_place = image.make_image(renderer)
+    image.__class__ = NearestImage
+    got, *got_place = image.make_image(renderer)
+    assert got.shape == want.shape and got_place[:2] == want_place[:2]
+    differ = np.any(got != want, axis=2)
+    assert differ.mean() < 0.01, differ.mean()
+    image.set_interpolation("bilinear")
+    assert np.array_equal(image.make_image(renderer)[0], AxesImage.make_image(image, renderer)[0])

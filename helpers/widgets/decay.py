@@ -129,7 +129,12 @@ class DecayExplorer(Explorer):
             self.measured_line.set_data(ks, measured)
             self.measured_line.set_markevery(max(1, len(ks) // MARKERS))
         with self.panel(self.closed_line, self.dot_text):
-            closed = np.asarray(f["closed_form_dot"](ks, d, base), dtype=np.float64)
+            # neither curve depends on pos: a move of pos keeps them (see kept)
+            closed = self.kept(
+                "closed",
+                (max_offset, d, base),
+                lambda: np.asarray(f["closed_form_dot"](ks, d, base), dtype=np.float64),
+            )
             self.closed_line.set_data(ks, closed)
         with self.panel(self.rebound_line, self.dot_text):
             self.need(measured)
@@ -148,7 +153,11 @@ class DecayExplorer(Explorer):
             self.dot_text.set_text(f"first rebound at k={rebound}, largest gap {gap:.1e}")
 
         with self.panel(self.bound_line, self.bound_text):
-            bound = np.asarray(f["rope_decay_bound"](d, max_offset, base), dtype=np.float64)
+            bound = self.kept(
+                "bound",
+                (max_offset, d, base),
+                lambda: np.asarray(f["rope_decay_bound"](d, max_offset, base), dtype=np.float64),
+            )
             self.bound_line.set_data(ks, bound)
             self.ax_bound.set_ylim(0.0, nice_ceil(1.05 * max(float(bound.max()), 1e-12)))
             self.bound_text.set_text(f"r=0: {bound[0]:.2f}, r={max_offset}: {bound[-1]:.2f}")

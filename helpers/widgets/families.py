@@ -90,7 +90,7 @@ class FamiliesExplorer(Explorer):
         from matplotlib import colormaps
 
         fig.set_layout_engine("none")  # fixed axes: no layout pass per frame
-        ax = fig.add_axes((0.06, 0.13, 0.5, 0.72))
+        ax = fig.add_axes((0.06, 0.22, 0.5, 0.63))
         ax_bias = fig.add_axes((0.62, 0.13, 0.28, 0.72))
         ax_bar = fig.add_axes((0.915, 0.2, 0.012, 0.58))
         self.ax, self.ax_bias = ax, ax_bias
@@ -101,7 +101,15 @@ class FamiliesExplorer(Explorer):
         ax.set_xlabel("rel = j − i (key minus query)")
         ax.set_ylabel("bucket")
         ax.grid(True, alpha=0.3)
-        ax.legend(loc="upper left", fontsize=8, framealpha=0.9)
+        # under the axes: a decoder's buckets reach the upper left corner
+        ax.legend(
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.17),
+            ncol=2,
+            fontsize=8,
+            frameon=False,
+            markerscale=2,
+        )
         ax.set_title("your t5_bucket", fontsize=10, y=1.0)
         self.last_text = subtitle(ax)
         self.matrix = ax_bias.imshow(
@@ -117,7 +125,11 @@ class FamiliesExplorer(Explorer):
         bar = fig.colorbar(self.matrix, cax=ax_bar)
         bar.ax.tick_params(labelsize=8)
         bar.set_label("stand-in bias", fontsize=8)
-        self.animate([self.log_dots, self.exact_dots, self.limits, self.last_text, self.matrix])
+        # num_buckets sets the y-limits: that axis moves (a cached layer, not the background)
+        self.animate(
+            [self.log_dots, self.exact_dots, self.limits, self.last_text, self.matrix],
+            moving=[ax.yaxis],
+        )
 
     def update(self, num_buckets: int, max_distance: int, bidirectional: bool) -> None:
         rel = np.arange(-REL_RANGE, REL_RANGE + 1)

@@ -120,8 +120,13 @@ class LongContextExplorer(Explorer):
             handles=self.rate_lines, loc="upper left", bbox_to_anchor=(0.8, 0.87), fontsize=8
         )
         self.counts = fig.text(0.805, 0.13, "", fontsize=8.5, va="bottom")
-        # the counts change less often than the lines: a cached layer, drawn when they change
-        self.animate([self.slow_band, *self.rate_lines, *self.ratio_lines], slow=[self.counts])
+        # the counts change less often than the lines: a cached layer, drawn when they change;
+        # d sets the x-limits of both axes: those axes move (a layer, not the background)
+        self.animate(
+            [self.slow_band, *self.rate_lines, *self.ratio_lines],
+            slow=[self.counts],
+            moving=[ax_rate.xaxis, ax_ratio.xaxis],
+        )
 
     def slow_key(self) -> str:
         return self.counts.get_text()

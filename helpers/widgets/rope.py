@@ -162,9 +162,7 @@ class RopeExplorer(Explorer):
                 f"n − m = {n - m}: score {score:.8g}, spread {np.ptp(both):.0e}"
             )
         with self.panel(self.q_only_line):
-            q, k = self.vectors(d)
-            rq = _rotate_all(self.apply_rope, q, m + s, base)  # shape: (max_len, d)
-            q_only = np.sum(rq * k, axis=1)  # the known mistake: the key left where it was
+            q_only = self.kept("q_only", (m, d, base), lambda: self.query_only(m, d, base))
             self.q_only_line.set_data(s, q_only)
 
         with self.panel(self.fast_dots, self.slow_dots, self.turns_title):
@@ -189,6 +187,17 @@ class RopeExplorer(Explorer):
         if d != self._layout:
             self.turns_ax.set_xlim(-0.5, max(d // 2 - 0.5, 0.5))
             self._layout = d
+
+    def query_only(self, m: int, d: int, base: float) -> np.ndarray:
+        """The known mistake at every shift: the query rotated, the key left where it was.
+
+        It does not depend on ``n``: a move of ``n`` keeps it (see ``kept``).
+        # shape: (max_len,)
+        """
+        s = np.arange(self.max_len)
+        q, k = self.vectors(d)
+        rq = _rotate_all(self.apply_rope, q, m + s, base)  # shape: (max_len, d)
+        return np.sum(rq * k, axis=1)
 
     def vectors(self, d: int) -> tuple[np.ndarray, np.ndarray]:
         """The learner's ``demo_vectors()`` cut or repeated to length ``d``."""
