@@ -10,6 +10,8 @@ import textwrap
 
 import nbformat
 import pytest
+
+from helpers.i18n import split_assignment
 from nbclient import NotebookClient
 
 from tests.conftest import REPO
@@ -93,12 +95,17 @@ def test_every_learner_notebook_runs_to_the_end_with_nothing_written(nb_id, tmp_
     NotebookClient(
         nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
     ).execute()  # raises CellExecutionError on the first cell that stops
+    # what the notebook says, in its own language (06_rope_ko: Korean)
+    note, heading = {
+        "en": ("[not run to the end", "self-check of"),
+        "ko": ("[끝까지 실행하지", "자가 점검"),
+    }[split_assignment(nb_id)[1]]
     notes = [
         o.get("text", "")
         for c in nb.cells
         if c.cell_type == "code"
         for o in c.outputs
-        if "not run to the end" in o.get("text", "")
+        if note in o.get("text", "")
     ]
     assert notes, "no cell met an unwritten exercise: is helpers.start() in the first cell?"
-    assert "self-check of" in "".join(o.get("text", "") for o in nb.cells[-1].outputs)
+    assert heading in "".join(o.get("text", "") for o in nb.cells[-1].outputs)
