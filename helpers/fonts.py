@@ -34,7 +34,8 @@ def hangul_family() -> str | None:
 
     path = bundled_font()
     if path is not None:
-        font_manager.fontManager.addfont(str(path))
+        for face in sorted(path.parent.glob("NanumGothic*.ttf")):  # regular, bold, ...
+            font_manager.fontManager.addfont(str(face))
         return font_manager.FontProperties(fname=str(path)).get_name()
     names = {f.name for f in font_manager.fontManager.ttflist}
     return next((family for family in SYSTEM_FAMILIES if family in names), None)

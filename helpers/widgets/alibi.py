@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from helpers.i18n import tr
 from helpers.widgets.base import Explorer, checkbox, int_slider, interactive, learner
 
 if TYPE_CHECKING:
@@ -106,7 +107,9 @@ class AlibiExplorer(Explorer):
             "pos": int_slider("pos", pos, 0, seq_len - 1),
             "causal": checkbox("causal", causal),
         }
-        super().__init__(controls, figsize=(12.5, 4.0), title="ALiBi: a distance penalty per head")
+        super().__init__(
+            controls, figsize=(12.5, 4.0), title=tr("ALiBi: a distance penalty per head")
+        )
 
     # -- drawing ----------------------------------------------------------------------
     def draw(self, fig: Figure) -> None:
@@ -158,14 +161,14 @@ class AlibiExplorer(Explorer):
         ax_row.set_ylim(WEIGHT_FLOOR, 1.5)
         ax_row.set_yticks([1e-6, 1e-4, 1e-2, 1.0], ["1e-6", "1e-4", "0.01", "1"])
         ax_row.minorticks_off()
-        ax_row.set_xlabel("key position j  (dark: steepest slope, light: flattest)")
-        ax_row.set_ylabel("attention weight (log scale)")
+        ax_row.set_xlabel(tr("key position j  (dark: steepest slope, light: flattest)"))
+        ax_row.set_ylabel(tr("attention weight (log scale)"))
         self.row_title = ax_row.set_title("", fontsize=10, y=1.0)
 
         self.dist_points = ax_dist.scatter([], [], s=36, zorder=3, edgecolors="black", lw=0.5)
         self.uniform_line = ax_dist.axhline(1.0, color="0.4", ls="--", lw=1)
         self.uniform_text = ax_dist.text(
-            0.6, 1.0, "no bias (uniform)", ha="left", va="bottom", fontsize=8, color="0.3"
+            0.6, 1.0, tr("no bias (uniform)"), ha="left", va="bottom", fontsize=8, color="0.3"
         )
         ax_dist.set_yscale("log")
         ax_dist.set_ylim(0.3, 1500)
@@ -173,10 +176,10 @@ class AlibiExplorer(Explorer):
         ax_dist.minorticks_off()
         ax_dist.set_xlim(0.4, 8.6)
         ax_dist.set_xticks([1, 3, 5, 7], ["1/2", "1/8", "1/32", "1/128"])
-        ax_dist.set_xlabel("slope (log scale)")
-        ax_dist.set_ylabel("mean attention distance (tokens)")
+        ax_dist.set_xlabel(tr("slope (log scale)"))
+        ax_dist.set_ylabel(tr("mean attention distance (tokens)"))
         ax_dist.grid(alpha=0.3)
-        ax_dist.set_title("steep heads look locally", fontsize=10, y=1.0)
+        ax_dist.set_title(tr("steep heads look locally"), fontsize=10, y=1.0)
         # The mosaic and the distance panel change with heads, seq_len and causal only: a
         # cached layer (see slow_key); a move of pos redraws the weights.
         self.animate(
@@ -217,7 +220,7 @@ class AlibiExplorer(Explorer):
                     line.set_data(j, np.where(row > 0, row, np.nan))
                     line.set_color(colours[h])
         self.pos_line.set_xdata([pos, pos])
-        self.row_title.set_text(f"weights of the query at pos = {pos}, no content")
+        self.row_title.set_text(tr("weights of the query at pos = {pos}, no content", pos=pos))
 
     def colours(self, heads: int) -> np.ndarray:
         """One colour per head from the learner's slopes (by head number without them)."""
@@ -292,8 +295,13 @@ class AlibiExplorer(Explorer):
     def draw_heads(self, heads: int, seq_len: int, causal: bool) -> None:
         """The mosaic of biases and the mean distance of each head (the cached layer)."""
         slopes, bias, distances = self.slopes, self.bias, self.distances
-        kind = "causal" if causal else "symmetric"
-        self.bias_title.set_text(f"{kind} bias of {heads} heads, L = {seq_len}")
+        if causal:
+            said = tr("causal bias of {heads} heads, L = {seq_len}", heads=heads, seq_len=seq_len)
+        else:
+            said = tr(
+                "symmetric bias of {heads} heads, L = {seq_len}", heads=heads, seq_len=seq_len
+            )
+        self.bias_title.set_text(said)
         cols = 1
         if bias is not None:
             image, _, cols = bias_mosaic(bias)

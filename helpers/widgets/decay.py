@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from helpers.i18n import tr
 from helpers.widgets.base import (
     Explorer,
     int_slider,
@@ -64,7 +65,7 @@ class DecayExplorer(Explorer):
             "pos": int_slider("pos", pos, 0, 4096),
             "max_offset": int_slider("max k", max_offset, 2, 512),
         }
-        super().__init__(controls, figsize=(10.5, 4.3), title="Dot product against distance")
+        super().__init__(controls, figsize=(10.5, 4.3), title=tr("Dot product against distance"))
 
     def draw(self, fig: Figure) -> None:
         # Fixed axes and few tick labels: text is most of the drawing time of an update.
@@ -75,7 +76,7 @@ class DecayExplorer(Explorer):
         self.ax_bound = fig.add_axes((0.67, 0.25, 0.31, 0.61))
         ax = self.ax_dot
         (self.closed_line,) = ax.plot(
-            [], [], color="tab:orange", lw=4, alpha=0.55, label="closed form"
+            [], [], color="tab:orange", lw=4, alpha=0.55, label=tr("closed form")
         )
         (self.measured_line,) = ax.plot(
             [],
@@ -84,25 +85,25 @@ class DecayExplorer(Explorer):
             marker="o",
             ms=4,
             color="tab:blue",
-            label="measured",
+            label=tr("measured"),
         )
         self.rebound_line = ax.axvline(
-            0.0, color="tab:green", ls="--", lw=1.5, label="first rebound"
+            0.0, color="tab:green", ls="--", lw=1.5, label=tr("first rebound")
         )
         ax.axhline(0.0, color="gray", lw=0.8)
-        ax.set_xlabel("distance k")
-        ax.set_ylabel("dot product")
+        ax.set_xlabel(tr("distance k"))
+        ax.set_ylabel(tr("dot product"))
         # under the axes: the profile may reach any height
         ax.legend(
             loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=3, fontsize="small", frameon=False
         )
         (self.bound_line,) = self.ax_bound.plot([], [], color="tab:purple", lw=2)
-        self.ax_bound.set_xlabel("relative distance r")
-        self.ax_bound.set_ylabel("(1/(d/2)) sum_j |S_j|")
+        self.ax_bound.set_xlabel(tr("relative distance r"))
+        self.ax_bound.set_ylabel(tr("(1/(d/2)) sum_j |S_j|"))
         for axis in (ax.xaxis, ax.yaxis, self.ax_bound.xaxis, self.ax_bound.yaxis):
             axis.set_major_locator(MaxNLocator(5 if axis is ax.xaxis else 4))
-        ax.set_title("PE[pos] . PE[pos+k]: measured on sum_i cos(k theta_i)", y=1.0)
-        self.ax_bound.set_title("RoPE preview: RoFormer's decay bound", y=1.0)
+        ax.set_title(tr("PE[pos] . PE[pos+k]: measured on sum_i cos(k theta_i)"), y=1.0)
+        self.ax_bound.set_title(tr("RoPE preview: RoFormer's decay bound"), y=1.0)
         self.dot_text, self.bound_text = subtitle(ax), subtitle(self.ax_bound)
         self.animate(
             [
@@ -150,7 +151,9 @@ class DecayExplorer(Explorer):
         with self.panel(self.dot_text):
             self.need(measured, closed)
             gap = float(np.max(np.abs(measured - closed)))
-            self.dot_text.set_text(f"first rebound at k={rebound}, largest gap {gap:.1e}")
+            self.dot_text.set_text(
+                tr("first rebound at k={rebound}, largest gap {gap:.1e}", rebound=rebound, gap=gap)
+            )
 
         with self.panel(self.bound_line, self.bound_text):
             bound = self.kept(

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from helpers.i18n import tr
 from helpers.widgets.base import Explorer, int_slider, interactive, subtitle
 
 if TYPE_CHECKING:
@@ -84,7 +85,9 @@ class FamiliesExplorer(Explorer):
             "max_distance": int_slider("max_distance", max_distance, 33, 1000),
             "bidirectional": widgets.Checkbox(value=bidirectional, description="bidirectional"),
         }
-        super().__init__(controls, figsize=(11.5, 4.2), title="T5: relative positions in buckets")
+        super().__init__(
+            controls, figsize=(11.5, 4.2), title=tr("T5: relative positions in buckets")
+        )
 
     def draw(self, fig: Figure) -> None:
         from matplotlib import colormaps
@@ -94,12 +97,12 @@ class FamiliesExplorer(Explorer):
         ax_bias = fig.add_axes((0.62, 0.13, 0.28, 0.72))
         ax_bar = fig.add_axes((0.915, 0.2, 0.012, 0.58))
         self.ax, self.ax_bias = ax, ax_bias
-        (self.log_dots,) = ax.plot([], [], ".", ms=3, color="tab:orange", label="log-spaced")
-        (self.exact_dots,) = ax.plot([], [], ".", ms=4, color="tab:blue", label="exact")
+        (self.log_dots,) = ax.plot([], [], ".", ms=3, color="tab:orange", label=tr("log-spaced"))
+        (self.exact_dots,) = ax.plot([], [], ".", ms=4, color="tab:blue", label=tr("exact"))
         self.limits = ax.vlines([0, 0], 0, 1, colors="0.3", linestyles=":", lw=1)
         ax.set_xlim(-REL_RANGE, REL_RANGE)
-        ax.set_xlabel("rel = j − i (key minus query)")
-        ax.set_ylabel("bucket")
+        ax.set_xlabel(tr("rel = j − i (key minus query)"))
+        ax.set_ylabel(tr("bucket"))
         ax.grid(True, alpha=0.3)
         # under the axes: a decoder's buckets reach the upper left corner
         ax.legend(
@@ -110,7 +113,7 @@ class FamiliesExplorer(Explorer):
             frameon=False,
             markerscale=2,
         )
-        ax.set_title("your t5_bucket", fontsize=10, y=1.0)
+        ax.set_title(tr("your t5_bucket"), fontsize=10, y=1.0)
         self.last_text = subtitle(ax)
         self.matrix = ax_bias.imshow(
             np.zeros((SIZE, SIZE)),
@@ -119,9 +122,9 @@ class FamiliesExplorer(Explorer):
             vmax=0.0,
             interpolation="nearest",
         )
-        ax_bias.set_xlabel("key j")
-        ax_bias.set_ylabel("query i")
-        ax_bias.set_title("your t5_bias, one head", fontsize=10, y=1.0)
+        ax_bias.set_xlabel(tr("key j"))
+        ax_bias.set_ylabel(tr("query i"))
+        ax_bias.set_title(tr("your t5_bias, one head"), fontsize=10, y=1.0)
         bar = fig.colorbar(self.matrix, cax=ax_bar)
         bar.ax.tick_params(labelsize=8)
         bar.set_label("stand-in bias", fontsize=8)
@@ -152,7 +155,9 @@ class FamiliesExplorer(Explorer):
         past = rel <= 0
         last = buckets[past].max()
         start = int(-rel[past][buckets[past] == last].max())
-        self.last_text.set_text(f"the last past bucket ({int(last)}) starts {start} back")
+        self.last_text.set_text(
+            tr("the last past bucket ({last}) starts {start} back", last=int(last), start=start)
+        )
         if self.ax.get_ylim() != (-1.0, float(num_buckets)):
             self.ax.set_ylim(-1.0, float(num_buckets))
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from helpers.i18n import tr
 from helpers.widgets.base import Explorer, int_slider, interactive, log_slider
 
 if TYPE_CHECKING:
@@ -38,6 +39,18 @@ METHODS = (
     ("Llama 3", "tab:purple"),
 )
 RATE_LIMITS = (1e-9, 3.0)
+
+
+def shown(label: str) -> str:
+    """A method's name as the legend shows it, in the notebook's language."""
+    words = {
+        "plain RoPE": tr("plain RoPE"),
+        "position interpolation": tr("position interpolation"),
+        "dynamic NTK": tr("dynamic NTK"),
+    }
+    return words.get(label, label)  # NTK-aware, YaRN, Llama 3: names
+
+
 RATIO_LIMITS = (1e-3, 100.0)
 
 
@@ -86,7 +99,7 @@ class LongContextExplorer(Explorer):
             "train_len": int_slider("train_len", train_len, 512, 16384, step=512),
         }
         super().__init__(
-            controls, figsize=(12.0, 4.4), title="Stretching RoPE: rates and angles per pair"
+            controls, figsize=(12.0, 4.4), title=tr("Stretching RoPE: rates and angles per pair")
         )
 
     def draw(self, fig: Figure) -> None:
@@ -103,19 +116,21 @@ class LongContextExplorer(Explorer):
         self.rate_lines, self.ratio_lines = [], []
         for label, colour in METHODS:
             width = 2.4 if label == "plain RoPE" else 1.4
-            self.rate_lines.append(ax_rate.plot([], [], color=colour, lw=width, label=label)[0])
+            self.rate_lines.append(
+                ax_rate.plot([], [], color=colour, lw=width, label=shown(label))[0]
+            )
             self.ratio_lines.append(ax_ratio.plot([], [], color=colour, lw=width)[0])
         ax_ratio.axhline(1.0, color="k", ls=":", lw=1)
         for ax in (ax_rate, ax_ratio):
             ax.set_yscale("log")
-            ax.set_xlabel("pair i")
+            ax.set_xlabel(tr("pair i"))
             ax.grid(True, which="major", alpha=0.3)
         ax_rate.set_ylim(*RATE_LIMITS)
         ax_ratio.set_ylim(*RATIO_LIMITS)
-        ax_rate.set_ylabel("rate θ'ᵢ (radians per position)")
-        ax_ratio.set_ylabel("largest angle / first unseen angle")
-        ax_rate.set_title("the rates of each method", fontsize=10, y=1.0)
-        ax_ratio.set_title("at factor × train_len (grey: slow pairs)", fontsize=10, y=1.0)
+        ax_rate.set_ylabel(tr("rate θ'ᵢ (radians per position)"))
+        ax_ratio.set_ylabel(tr("largest angle / first unseen angle"))
+        ax_rate.set_title(tr("the rates of each method"), fontsize=10, y=1.0)
+        ax_ratio.set_title(tr("at factor × train_len (grey: slow pairs)"), fontsize=10, y=1.0)
         fig.legend(
             handles=self.rate_lines, loc="upper left", bbox_to_anchor=(0.8, 0.87), fontsize=8
         )
@@ -137,7 +152,10 @@ class LongContextExplorer(Explorer):
             plain = np.asarray(self.thetas(d, base), dtype=np.float64)
         except Exception as exc:  # a learner's recap may be a stub
             raise ValueError(
-                f"not drawn: thetas ({type(exc).__name__}); every method starts from its rates"
+                tr(
+                    "not drawn: thetas ({type}); every method starts from its rates",
+                    type=type(exc).__name__,
+                )
             ) from exc
         i = np.arange(plain.shape[0])
         slow = np.flatnonzero((L - 1) * plain < 2 * np.pi)
@@ -160,9 +178,9 @@ class LongContextExplorer(Explorer):
             self.rates[label], self.unseen[label] = rates, unseen
             rate_line.set_data(i, rates)
             ratio_line.set_data(i, np.clip((f * L - 1) * rates / (L * plain), *RATIO_LIMITS))
-            lines.append(f"{label}: {unseen}")
+            lines.append(f"{shown(label)}: {unseen}")
         self.counts.set_text(
-            f"unseen_angle_pairs\n(of {slow.size} slow pairs):\n" + "\n".join(lines)
+            tr("unseen_angle_pairs\n(of {n} slow pairs):\n", n=slow.size) + "\n".join(lines)
         )
         if d != self._layout:
             for ax in (self.ax_rate, self.ax_ratio):

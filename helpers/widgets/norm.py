@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from helpers.i18n import tr
 from helpers.widgets.base import (
     Explorer,
     int_slider,
@@ -83,7 +84,7 @@ class NormExplorer(Explorer):
             "max_len": int_slider("max_len", max_len, 2, 512),
             "base": log_slider("base", base, 1.0, 6.0),
         }
-        super().__init__(controls, figsize=(10.5, 4.6), title="Norms and distances of PE rows")
+        super().__init__(controls, figsize=(10.5, 4.6), title=tr("Norms and distances of PE rows"))
 
     def draw(self, fig: Figure) -> None:
         # Fixed axes and few tick labels: text is most of the drawing time of an update.
@@ -94,13 +95,13 @@ class NormExplorer(Explorer):
         self.ax_dist = fig.add_axes((0.62, 0.12, 0.36, 0.73))
         ax = self.ax_norm
         (self.norm_line,) = ax.plot(
-            [], [], color="tab:blue", lw=2.5, label="measured: pe_norms(pe)"
+            [], [], color="tab:blue", lw=2.5, label=tr("measured: pe_norms(pe)")
         )
         self.target_line = ax.axhline(
-            0.0, color="tab:red", ls="--", lw=1.5, label="expected: sqrt(d/2)"
+            0.0, color="tab:red", ls="--", lw=1.5, label=tr("expected: sqrt(d/2)")
         )
-        ax.set_xlabel("position pos")
-        ax.set_ylabel("norm of the row  ||PE[pos]||")
+        ax.set_xlabel(tr("position pos"))
+        ax.set_ylabel(tr("norm of the row  ||PE[pos]||"))
         # under the axes: a wrong answer may put the lines anywhere
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, frameon=False)
         # resampled as data, then coloured: 4 to 5 times faster to draw than the default
@@ -115,12 +116,12 @@ class NormExplorer(Explorer):
         self.closest = self.ax_dist.scatter(
             [], [], s=70, facecolors="none", edgecolors="cyan", linewidths=1.5
         )
-        self.ax_dist.set_xlabel("position b")
-        self.ax_dist.set_ylabel("position a")
+        self.ax_dist.set_xlabel(tr("position b"))
+        self.ax_dist.set_ylabel(tr("position a"))
         for axis in (ax.xaxis, ax.yaxis, self.ax_dist.xaxis, self.ax_dist.yaxis):
             axis.set_major_locator(MaxNLocator(4, integer=axis is not ax.yaxis))
-        ax.set_title("Norm of every row against sqrt(d/2)", y=1.0)
-        self.ax_dist.set_title("||PE[a] - PE[b]||  (black: 0)", y=1.0)
+        ax.set_title(tr("Norm of every row against sqrt(d/2)"), y=1.0)
+        self.ax_dist.set_title(tr("||PE[a] - PE[b]||  (black: 0)"), y=1.0)
         self.norm_text, self.dist_text = subtitle(ax), subtitle(self.ax_dist)
         # d and max_len set the limits of both panels: their axes move (the cached layer)
         self.animate(
@@ -161,7 +162,9 @@ class NormExplorer(Explorer):
         with self.panel(self.norm_text):
             self.need(norms, target)
             gap = float(np.max(np.abs(norms - target)))
-            self.norm_text.set_text(f"sqrt(d/2) = {target:.4f}, largest gap {gap:.1e}")
+            self.norm_text.set_text(
+                tr("sqrt(d/2) = {target:.4f}, largest gap {gap:.1e}", target=target, gap=gap)
+            )
 
         with self.panel(self.dist_image, self.closest, self.dist_text):
             self.need(pe, norms)
@@ -178,8 +181,13 @@ class NormExplorer(Explorer):
             a, b = np.unravel_index(int(np.argmin(np.abs(dist - dmin))), dist.shape)
             self.closest.set_offsets([[b, a], [a, b]])
             self.dist_text.set_text(
-                f"yours: min {dmin:.4f} (circles: {min(a, b)}, {max(a, b)}), "
-                f"max {float(dist.max()):.2f}"
+                tr(
+                    "yours: min {dmin:.4f} (circles: {a}, {b}), max {dmax:.2f}",
+                    dmin=dmin,
+                    a=min(a, b),
+                    b=max(a, b),
+                    dmax=float(dist.max()),
+                )
             )
 
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from helpers.i18n import tr
 from helpers.widgets.base import (
     Explorer,
     int_slider,
@@ -103,13 +104,13 @@ class OffsetsExplorer(Explorer):
             "d": int_slider("d", d, 2, 512, 2),
             "starts": widgets.Text(
                 value=starts,
-                description="starts",
+                description=tr("starts"),
                 continuous_update=False,
                 layout=widgets.Layout(width="380px", flex="0 0 auto"),
                 style={"description_width": "80px"},
             ),
         }
-        super().__init__(controls, figsize=(12.0, 3.9), title="One offset, many starts")
+        super().__init__(controls, figsize=(12.0, 3.9), title=tr("One offset, many starts"))
 
     def draw(self, fig: Figure) -> None:
         # Fixed axes (no layout engine): the layout is not recomputed at every move.
@@ -121,7 +122,7 @@ class OffsetsExplorer(Explorer):
             ax = self.axes[name] = fig.add_axes((0.06 + col * 0.325, 0.25, 0.265, 0.6))
             colour = COLOURS[name]
             (self.curves[name],) = ax.plot(
-                [], [], color=colour, lw=1.2, alpha=0.7, label="every start"
+                [], [], color=colour, lw=1.2, alpha=0.7, label=tr("every start")
             )
             (self.markers[name],) = ax.plot(
                 [],
@@ -132,17 +133,19 @@ class OffsetsExplorer(Explorer):
                 color=colour,
                 markeredgecolor="black",
                 markeredgewidth=0.6,
-                label="listed starts",
+                label=tr("listed starts"),
             )
             ax.set_xscale("symlog", linthresh=1.0, linscale=0.5)
             ax.set_xticks(XTICKS, [f"{t:g}" for t in XTICKS])
             ax.minorticks_off()
             ax.yaxis.set_major_locator(MaxNLocator(nbins=4))  # few labels: fast to redraw
-            ax.set_xlabel("start s (symlog)")
+            ax.set_xlabel(tr("start s (symlog)"))
             ax.grid(alpha=0.3)
             self.titles[name] = ax.set_title("", fontsize=10, y=1.0)
-        self.axes["RoPE"].set_ylabel("score of query at s + offset, key at s")
-        fig.text(0.01, 0.025, "spread = max - min over the listed starts", fontsize=8, color="0.3")
+        self.axes["RoPE"].set_ylabel(tr("score of query at s + offset, key at s"))
+        fig.text(
+            0.01, 0.025, tr("spread = max - min over the listed starts"), fontsize=8, color="0.3"
+        )
         fig.legend(
             handles=[self.curves["RoPE"], self.markers["RoPE"]],
             loc="lower center",
@@ -170,7 +173,13 @@ class OffsetsExplorer(Explorer):
         for ax in self.axes.values():
             ax.set_xlim(-0.5, right)
         self.suptitle.set_text(
-            f"offset {offset}, base {base:.4g}, d {d}, ALiBi slope {self.slope:g}"
+            tr(
+                "offset {offset}, base {base:.4g}, d {d}, ALiBi slope {slope:g}",
+                offset=offset,
+                base=base,
+                d=d,
+                slope=self.slope,
+            )
         )
         values = {}
         scan = full = q = k = None
@@ -198,8 +207,8 @@ class OffsetsExplorer(Explorer):
             self.axes[name].set_ylim(*y_limits(along))
             with self.panel(self.titles[name]):
                 value = self.spreads[name] = float(self.spread(at_starts))
-                shown = "0 (exact)" if value == 0 else f"{value:.3g}"
-                self.titles[name].set_text(f"{name}: spread {shown}")
+                shown = tr("0 (exact)") if value == 0 else f"{value:.3g}"
+                self.titles[name].set_text(tr("{name}: spread {shown}", name=name, shown=shown))
 
 
 def offsets_explorer(

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from helpers import validate
+from helpers.i18n import tr
 from helpers.widgets.base import Explorer, checkbox, int_slider, interactive, learner, log_slider
 
 if TYPE_CHECKING:
@@ -87,15 +88,15 @@ class OrderExplorer(Explorer):
         self.last = {}
         self._cache = {}
         controls = {
-            "n": int_slider("tokens", n, 2, MAX_TOKENS),
+            "n": int_slider(tr("tokens"), n, 2, MAX_TOKENS),
             "d": int_slider("d", d, 2, MAX_D, step=2),
             "base": log_slider("base", base, 0.5, 6.0),
-            "pos": int_slider("first pos", pos, 0, 512),
-            "shuffle": int_slider("shuffle", shuffle, 0, 50),
-            "positions": checkbox("add positions", positions),
+            "pos": int_slider(tr("first pos"), pos, 0, 512),
+            "shuffle": int_slider(tr("shuffle"), shuffle, 0, 50),
+            "positions": checkbox(tr("add positions"), positions),
         }
         super().__init__(
-            controls, figsize=(10.5, 4.0), title="Shuffle the tokens: does attention notice?"
+            controls, figsize=(10.5, 4.0), title=tr("Shuffle the tokens: does attention notice?")
         )
 
     # -- the data -------------------------------------------------------------------
@@ -168,7 +169,7 @@ class OrderExplorer(Explorer):
         norm = PowerNorm(gamma=0.4, vmin=0.0, vmax=1.0)
         self.images = []
         self.titles = []
-        labels = ("original order", "shuffled, put back in order", "|difference|")
+        labels = (tr("original order"), tr("shuffled, put back in order"), tr("|difference|"))
         for ax, label in zip(self.axes, labels):
             im = ax.imshow(
                 np.zeros((2, 2)),
@@ -178,12 +179,15 @@ class OrderExplorer(Explorer):
                 interpolation_stage="data",
             )
             self.titles.append(ax.set_title(label, fontsize=10, y=1.0))
-            ax.set_xlabel("key token")
+            ax.set_xlabel(tr("key token"))
             self.images.append(im)
-        self.axes[0].set_ylabel("query token")
+        self.axes[0].set_ylabel(tr("query token"))
         cax = fig.add_axes((0.92, 0.2, 0.015, 0.6))
         fig.colorbar(
-            self.images[0], cax=cax, label="attention weight", ticks=[0, 0.01, 0.05, 0.2, 0.5, 1]
+            self.images[0],
+            cax=cax,
+            label=tr("attention weight"),
+            ticks=[0, 0.01, 0.05, 0.2, 0.5, 1],
         )
         self.suptitle = fig.suptitle("", fontsize=11)
         # n sets the limits and tick labels of the three maps: their axes move (the layer)
@@ -224,9 +228,17 @@ class OrderExplorer(Explorer):
                 else:
                     ax.set_xticks([0, n - 1] if n > len(WORDS) else [])
                     ax.set_yticks([0, n - 1] if n > len(WORDS) else [])
-        self.titles[2].set_text(f"|difference|: max {diff.max():.1e}")
-        where = f"positions {pos}..{pos + n - 1} after shuffling" if positions else "no positions"
-        self.suptitle.set_text(f"{where}: output gap {gap:.1e}")
+        self.titles[2].set_text(tr("|difference|: max {value:.1e}", value=diff.max()))
+        if positions:
+            said = tr(
+                "positions {first}..{last} after shuffling: output gap {gap:.1e}",
+                first=pos,
+                last=pos + n - 1,
+                gap=gap,
+            )
+        else:
+            said = tr("no positions: output gap {gap:.1e}", gap=gap)
+        self.suptitle.set_text(said)
         self.last = {
             "n": n,
             "original": original,

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from helpers.i18n import tr
 from helpers.widgets.base import (
     Explorer,
     int_slider,
@@ -88,12 +89,12 @@ class RopeExplorer(Explorer):
         self.max_len = int(max_len)
         self._layout = None
         controls = {
-            "m": int_slider("m (query)", m, 0, 4096),
-            "n": int_slider("n (key)", n, 0, 4096),
+            "m": int_slider(tr("m (query)"), m, 0, 4096),
+            "n": int_slider(tr("n (key)"), n, 0, 4096),
             "d": int_slider("d", d, 2, 512, step=2),
             "base": log_slider("base", base, 1, 6),
         }
-        super().__init__(controls, figsize=(11, 4.2), title="RoPE: the score sees n - m only")
+        super().__init__(controls, figsize=(11, 4.2), title=tr("RoPE: the score sees n - m only"))
 
     def draw(self, fig: Figure) -> None:
         fig.set_layout_engine("none")  # fixed axes: a layout pass per frame costs ~100 ms
@@ -101,39 +102,41 @@ class RopeExplorer(Explorer):
         turns_ax = fig.add_axes((0.62, 0.27, 0.36, 0.58))
         self.ax, self.turns_ax = ax, turns_ax
         (self.q_only_line,) = ax.plot(
-            [], [], color="tab:orange", lw=1.2, ls="--", label="only q rotated (a mistake)"
+            [], [], color="tab:orange", lw=1.2, ls="--", label=tr("only q rotated (a mistake)")
         )
         (self.both_line,) = ax.plot(
-            [], [], color="tab:blue", lw=2.2, label="q and k rotated (RoPE)"
+            [], [], color="tab:blue", lw=2.2, label=tr("q and k rotated (RoPE)")
         )
-        (self.now,) = ax.plot([], [], "o", color="tab:blue", ms=7, label="rope_score(q, k, m, n)")
+        (self.now,) = ax.plot(
+            [], [], "o", color="tab:blue", ms=7, label=tr("rope_score(q, k, m, n)")
+        )
         ax.set_xlim(0, self.max_len - 1)
-        ax.set_xlabel("shift s: query at m + s, key at n + s")
-        ax.set_ylabel("score")
+        ax.set_xlabel(tr("shift s: query at m + s, key at n + s"))
+        ax.set_ylabel(tr("score"))
         ax.grid(True, alpha=0.3)
         # legends under the axes: the curves may reach any height
         ax.legend(
             loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=3, fontsize=8, frameon=False
         )
-        ax.set_title("the same offset at every shift s", fontsize=10, y=1.0)
+        ax.set_title(tr("the same offset at every shift s"), fontsize=10, y=1.0)
         self.score_title = subtitle(ax)  # short: every glyph is drawn at every update
 
         (self.fast_dots,) = turns_ax.plot(
-            [], [], ".", color="0.6", ms=5, label="≥ 1 turn: scrambled"
+            [], [], ".", color="0.6", ms=5, label=tr("≥ 1 turn: scrambled")
         )
         (self.slow_dots,) = turns_ax.plot(
-            [], [], ".", color="tab:green", ms=6, label="< 1 turn: still ordered"
+            [], [], ".", color="tab:green", ms=6, label=tr("< 1 turn: still ordered")
         )
         turns_ax.axhline(1.0, color="k", lw=0.8, ls=":")
         turns_ax.set_yscale("log")
         turns_ax.set_ylim(_TURNS_FLOOR / 3, 3e3)
-        turns_ax.set_xlabel("pair i")
-        turns_ax.set_ylabel("turns over |m − n|")
+        turns_ax.set_xlabel(tr("pair i"))
+        turns_ax.set_ylabel(tr("turns over |m − n|"))
         turns_ax.grid(True, which="major", alpha=0.3)
         turns_ax.legend(
             loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=2, fontsize=8, frameon=False
         )
-        turns_ax.set_title("turns per pair over the distance |n − m|", fontsize=10, y=1.0)
+        turns_ax.set_title(tr("turns per pair over the distance |n − m|"), fontsize=10, y=1.0)
         self.turns_title = subtitle(turns_ax)
         # the score range follows d, m, n and base; the pairs follow d: both axes move
         self.animate(
@@ -159,7 +162,12 @@ class RopeExplorer(Explorer):
             self.both_line.set_data(s, both)
             self.now.set_data([0], [score])
             self.score_title.set_text(
-                f"n − m = {n - m}: score {score:.8g}, spread {np.ptp(both):.0e}"
+                tr(
+                    "n − m = {offset}: score {score:.8g}, spread {spread:.0e}",
+                    offset=n - m,
+                    score=score,
+                    spread=np.ptp(both),
+                )
             )
         with self.panel(self.q_only_line):
             q_only = self.kept("q_only", (m, d, base), lambda: self.query_only(m, d, base))
@@ -174,7 +182,7 @@ class RopeExplorer(Explorer):
             shown = np.maximum(t, _TURNS_FLOOR)
             self.slow_dots.set_data(i[below], shown[below])
             self.fast_dots.set_data(i[~below], shown[~below])
-            self.turns_title.set_text(f"slow_pairs = {slow} of {d // 2}")
+            self.turns_title.set_text(tr("slow_pairs = {slow} of {pairs}", slow=slow, pairs=d // 2))
 
         drawn = [x for x in (both, q_only) if x is not None and x.size]
         top = float(np.max(np.abs(np.concatenate(drawn)))) if drawn else 1.0

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from helpers.i18n import tr
 from helpers.widgets.base import Explorer, int_slider, interactive, learner, log_slider, subtitle
 
 if TYPE_CHECKING:
@@ -101,7 +102,7 @@ class ShiftExplorer(Explorer):
             "d": int_slider("d", d, 2, 512, step=2),
             "base": log_slider("base", base, 1, 6),
         }
-        super().__init__(controls, figsize=(10, 4.4), title="A k-step shift is a rotation")
+        super().__init__(controls, figsize=(10, 4.4), title=tr("A k-step shift is a rotation"))
 
     def draw(self, fig: Figure) -> None:
         from matplotlib.collections import LineCollection
@@ -115,13 +116,17 @@ class ShiftExplorer(Explorer):
         ax.set_ylim(-_ROW - 1.05, 0.02)
         ax.axis("off")
         self.faces = LineCollection([], colors="0.7", linewidths=1.0)
-        self.arcs = LineCollection([], colors="tab:green", linewidths=1.5, label="swept angle k·θᵢ")
-        self.before = LineCollection([], colors="0.55", linewidths=2.5, label="PE(pos)")
-        self.after = LineCollection([], colors="tab:blue", linewidths=2.5, label="M(k) @ PE(pos)")
+        self.arcs = LineCollection(
+            [], colors="tab:green", linewidths=1.5, label=tr("swept angle k·θᵢ")
+        )
+        self.before = LineCollection([], colors="0.55", linewidths=2.5, label=tr("PE(pos)"))
+        self.after = LineCollection(
+            [], colors="tab:blue", linewidths=2.5, label=tr("M(k) @ PE(pos)")
+        )
         for artist in (self.faces, self.arcs, self.before, self.after):
             ax.add_collection(artist)
         (self.target,) = ax.plot(
-            [], [], "o", ms=10, mfc="none", mec="tab:orange", mew=2, label="PE(pos + k)"
+            [], [], "o", ms=10, mfc="none", mec="tab:orange", mew=2, label=tr("PE(pos + k)")
         )
         self.labels = [
             ax.text(c[0], c[1] - _RADIUS - 0.05, "", ha="center", va="top", fontsize=8)
@@ -146,9 +151,9 @@ class ShiftExplorer(Explorer):
         err_ax.set_ylim(_FLOOR / 3, 30)
         err_ax.set_xlim(0, self.max_len - 1)
         err_ax.set_xlabel("pos")
-        err_ax.set_ylabel("max |M(k) PE(pos) − PE(pos + k)|", fontsize=9)
+        err_ax.set_ylabel(tr("max |M(k) PE(pos) − PE(pos + k)|"), fontsize=9)
         err_ax.grid(True, which="major", alpha=0.3)
-        err_ax.set_title("one M(k) for every pos", fontsize=10, y=1.0)
+        err_ax.set_title(tr("one M(k) for every pos"), fontsize=10, y=1.0)
         self.err_title = subtitle(err_ax)  # above the data, which may reach any height
         self.animate(
             [
@@ -187,13 +192,19 @@ class ShiftExplorer(Explorer):
         centres = clock_centres(len(pairs))
         if d != self._labelled_d:  # the labels only change with d: the layer is drawn again
             for label, i in zip(self.labels, pairs):
-                label.set_text(f"pair {i}")
+                label.set_text(tr("pair {i}", i=i))
             for label in self.labels[len(pairs) :]:
                 label.set_text("")
-            self.pairs_note.set_text(f"{len(pairs)} of the {d // 2} pairs, fastest to slowest")
+            self.pairs_note.set_text(
+                tr(
+                    "{shown} of the {pairs} pairs, fastest to slowest",
+                    shown=len(pairs),
+                    pairs=d // 2,
+                )
+            )
             self._labelled_d = d
         self.faces.set_segments([_face(c) for c in centres])
-        self.heading.set_text(f"PE({pos}) shifted by k = {k}")
+        self.heading.set_text(tr("PE({pos}) shifted by k = {k}", pos=pos, k=k))
         with self.panel(self.before, self.target):
             pe = np.asarray(self.sinusoidal_pe(pos + k + 1, d, base), dtype=np.float64)
             before = pe[pos].reshape(-1, 2)[pairs]  # (clocks, 2): the (sin, cos) of each pair
@@ -227,7 +238,7 @@ class ShiftExplorer(Explorer):
         with self.panel(self.err_title):
             # the headline: the learner's shift_error over the same positions pos < max_len
             worst = self._worst(k, d, base)
-            self.err_title.set_text(f"max error (shift_error) {worst:.1e}")
+            self.err_title.set_text(tr("max error (shift_error) {worst:.1e}", worst=worst))
 
     def _worst(self, k: int, d: int, base: float) -> float:
         """The learner's ``shift_error`` (kept while only pos moves)."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from helpers import validate
+from helpers.i18n import tr
 from helpers.widgets.base import Explorer, int_slider, interactive, learner, log_slider
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ class SincosExplorer(Explorer):
         super().__init__(
             controls,
             figsize=(11, 4.2),
-            title="The sin/cos table: move d, base and the highlighted pos",
+            title=tr("The sin/cos table: move d, base and the highlighted pos"),
         )
 
     def draw(self, fig: Figure) -> None:
@@ -88,24 +89,24 @@ class SincosExplorer(Explorer):
             interpolation_stage="data",
         )
         self.marker = self.ax_map.axhline(0, color="black", lw=1.2)
-        self.ax_map.set_xlabel("dimension j")
+        self.ax_map.set_xlabel(tr("dimension j"))
         for ax in (self.ax_map, self.ax_row):
             ax.xaxis.set_major_locator(MaxNLocator(nbins=4, integer=True))
         self.ax_map.yaxis.set_major_locator(MaxNLocator(nbins=5, integer=True))
-        self.ax_map.set_ylabel("position pos")
+        self.ax_map.set_ylabel(tr("position pos"))
         self.map_title = self.ax_map.set_title("", fontsize=10, y=1.0)
         fig.colorbar(self.heat, cax=cax)
 
         (self.sin_line,) = self.ax_row.plot(
-            [], [], "o-", ms=3, lw=1, color="tab:red", label="sin (even j)"
+            [], [], "o-", ms=3, lw=1, color="tab:red", label=tr("sin (even j)")
         )
         (self.cos_line,) = self.ax_row.plot(
-            [], [], "s-", ms=3, lw=1, color="tab:blue", label="cos (odd j)"
+            [], [], "s-", ms=3, lw=1, color="tab:blue", label=tr("cos (odd j)")
         )
         self.ax_row.set_ylim(-1.45, 1.15)  # room under -1 for the legend: it stays static
         self.ax_row.axhline(0, color="0.8", lw=0.8)
-        self.ax_row.set_xlabel("dimension j")
-        self.ax_row.set_ylabel("PE[pos, j]")
+        self.ax_row.set_xlabel(tr("dimension j"))
+        self.ax_row.set_ylabel(tr("PE[pos, j]"))
         self.row_legend = self.ax_row.legend(
             loc="lower center", ncol=2, fontsize=8, framealpha=0.9, borderaxespad=0.2
         )
@@ -185,8 +186,8 @@ class SincosExplorer(Explorer):
                     i, length = pairs[k], HAND_LENGTHS[k]
                     hand.set_data([0, length * row[2 * i]], [0, length * row[2 * i + 1]])
             self.map_title.set_text(f"PE: {max_len} x {d}, base {base:,.0f}")
-            self.row_title.set_text(f"row pos = {pos}")
-            self.clock_title.set_text(f"clock at pos = {pos}")
+            self.row_title.set_text(tr("row pos = {pos}", pos=pos))
+            self.clock_title.set_text(tr("clock at pos = {pos}", pos=pos))
         with self.panel(*self.hand_labels):
             lam = np.asarray(self.wavelengths(d, base), dtype=np.float64)
             if lam.shape != (d // 2,):
@@ -194,7 +195,13 @@ class SincosExplorer(Explorer):
             for k, label in enumerate(self.hand_labels):
                 label.set_visible(k < len(pairs))
                 if k < len(pairs):
-                    label.set_text(f"pair {pairs[k]}: \u03bb = {lam[pairs[k]]:,.1f}")
+                    label.set_text(
+                        tr(
+                            "pair {i}: \u03bb = {wavelength:,.1f}",
+                            i=pairs[k],
+                            wavelength=lam[pairs[k]],
+                        )
+                    )
 
 
 def sincos_explorer(
