@@ -178,7 +178,9 @@ def _browser_has_hangul() -> bool:
     """A system font with Hangul (fontconfig), for the Korean notebooks in the browser test."""
     if shutil.which("fc-list") is None:
         return False
-    out = subprocess.run(["fc-list", ":lang=ko", "family"], capture_output=True, text=True)
+    out = subprocess.run(
+        ["fc-list", ":lang=ko", "family"], capture_output=True, text=True, check=False
+    )
     return bool(out.stdout.strip())
 
 

@@ -14,7 +14,13 @@ from importlib.util import find_spec
 from pathlib import Path
 
 SAMPLE = "위치 인코딩"
-SYSTEM_FAMILIES = ("NanumGothic", "Noto Sans CJK KR", "Noto Sans KR", "Malgun Gothic", "AppleGothic")
+SYSTEM_FAMILIES = (
+    "NanumGothic",
+    "Noto Sans CJK KR",
+    "Noto Sans KR",
+    "Malgun Gothic",
+    "AppleGothic",
+)
 
 
 def bundled_font() -> Path | None:
@@ -58,12 +64,14 @@ def ensure() -> str | None:
 
 def renders_hangul() -> bool:
     """True when a figure can draw Hangul: the fallback font has the sample's glyphs."""
-    from matplotlib.ft2font import FT2Font
     from matplotlib import font_manager
+    from matplotlib.ft2font import FT2Font
 
     family = hangul_family()
     if family is None:
         return False
-    path = font_manager.findfont(font_manager.FontProperties(family=family), fallback_to_default=False)
+    path = font_manager.findfont(
+        font_manager.FontProperties(family=family), fallback_to_default=False
+    )
     font = FT2Font(path)
     return all(font.get_char_index(ord(ch)) for ch in SAMPLE if not ch.isspace())

@@ -30,7 +30,9 @@ CATALOGUE = Path(__file__).with_name("messages")
 # The notebook's language (a plain global: IPython may run each cell in a copied context),
 # and an override for one block of work (``speaking``), which wins while it is set.
 _notebook = {"lang": DEFAULT}
-_override: contextvars.ContextVar[str | None] = contextvars.ContextVar("pe_course_lang", default=None)
+_override: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "pe_course_lang", default=None
+)
 
 
 class MissingTranslation(KeyError):
@@ -110,6 +112,8 @@ def tr(message: str, /, lang: str | None = None, **fields) -> str:
     if lang != DEFAULT:
         entry = catalogue().get(message)
         if entry is None or not entry.get(lang):
-            raise MissingTranslation(f"no {LANGUAGES.get(lang, lang)} text for the message {message!r}")
+            raise MissingTranslation(
+                f"no {LANGUAGES.get(lang, lang)} text for the message {message!r}"
+            )
         text = entry[lang]
     return text.format(**fields) if fields else text

@@ -136,7 +136,10 @@ def wavelength_figure(wavelengths, ds=(16, 64, 512), base: float = 10000.0) -> P
         ax.plot(frac, lam, label=tr("d = {d}: {n} pairs", d=d, n=lam.size), zorder=3 - k, **style)
     ax.set_yscale("log")
     ax.set_ylim(2.0, 2 * np.pi * base * 6)
-    for value, text in ((2 * np.pi, tr("2 pi: the second hand")), (2 * np.pi * base, tr("2 pi base"))):
+    for value, text in (
+        (2 * np.pi, tr("2 pi: the second hand")),
+        (2 * np.pi * base, tr("2 pi base")),
+    ):
         ax.axhline(value, color="0.6", lw=0.8, ls="--")
         ax.text(0.99, value * 1.3, text, fontsize=8, color="0.35", ha="right")
     ax.set_xlabel(tr("pair index i / (d/2)"))

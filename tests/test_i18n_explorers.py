@@ -34,9 +34,7 @@ def shown_texts(explorer) -> list[str]:
 
 def english_only() -> set[str]:
     """Catalogue texts whose Korean differs: none of them may show in a Korean explorer."""
-    return {
-        en for en, entry in i18n.catalogue().items() if entry.get("ko") != en and len(en) > 3
-    }
+    return {en for en, entry in i18n.catalogue().items() if entry.get("ko") != en and len(en) > 3}
 
 
 @pytest.mark.parametrize("module, cls", CLASSES, ids=[name for name, _ in CLASSES])
@@ -45,7 +43,7 @@ def test_explorer_in_korean(module, cls):
     with i18n.speaking("ko"), warnings.catch_warnings():
         warnings.filterwarnings("error", message=".*[Gg]lyph.*missing.*")
         explorer = wu.build(cls)
-        for name, control in explorer.controls.items():
+        for control in explorer.controls.values():
             control.value = wu.new_value(control)
         assert explorer.image.value, f"{module}: no picture"
         texts = shown_texts(explorer)

@@ -45,6 +45,7 @@ NON_LITERAL_SITES = {
     ("helpers/grader.py", "TEACHER_SIDE"),
 }
 
+
 def _modules() -> list:
     return C._notebook_modules()
 

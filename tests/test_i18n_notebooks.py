@@ -35,7 +35,7 @@ def regions(source: str) -> list[str]:
     """The solution and hidden-test blocks of a cell, verbatim."""
     found = []
     for begin, end in translate.PROTECTED:
-        found += re.findall(re.escape(begin) + ".*?" + re.escape(end), source, re.S)
+        found += re.findall(re.escape(begin) + ".*?" + re.escape(end), source, re.DOTALL)
     return found
 
 
@@ -108,7 +108,9 @@ def test_translate_tool_reports_each_problem(tmp_path):
     root = _tiny(tmp_path)
     base = "01_order"
     path = translate.translation_path(base, "ko", root)
-    assert translate.problems(base, "ko", root) == [f"{path.relative_to(root)}: no translation file"]
+    assert translate.problems(base, "ko", root) == [
+        f"{path.relative_to(root)}: no translation file"
+    ]
     path.write_text(translate.skeleton(base, "ko", root), encoding="utf-8")
     untranslated = translate.problems(base, "ko", root)
     assert any("not translated yet" in p for p in untranslated)
@@ -199,12 +201,18 @@ def test_make_lab_lang_ko_opens_the_korean_notebooks():
 
     out = subprocess.run(
         ["make", "-n", "--no-print-directory", "lab", "LANG=ko"],
-        cwd=ROOT, capture_output=True, text=True, check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     assert "notebooks/01_order_ko/01_order_ko.ipynb" in out
     english = subprocess.run(
         ["make", "-n", "--no-print-directory", "lab", "LANG=C.UTF-8"],
-        cwd=ROOT, capture_output=True, text=True, check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     assert "notebooks/01_order/01_order.ipynb" in english and "_ko" not in english
 

@@ -10,10 +10,9 @@ import textwrap
 
 import nbformat
 import pytest
-
-from helpers.i18n import split_assignment
 from nbclient import NotebookClient
 
+from helpers.i18n import split_assignment
 from tests.conftest import REPO
 
 SHELL = textwrap.dedent(

@@ -14,6 +14,7 @@ import html
 
 from helpers.i18n import speaking, split_assignment, tr
 
+
 def text() -> dict[str, str]:
     """Every sentence of the page, in the current language (templates: ``{file}`` ...)."""
     return {

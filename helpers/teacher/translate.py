@@ -47,7 +47,9 @@ START = "helpers.start()"
 # Text in the translated language must show its script where the English has words.
 SCRIPTS = {"ko": re.compile("[\uac00-\ud7a3]")}
 _WORD = re.compile(r"[A-Za-z]{4,}")
-_MATH_OR_CODE = re.compile(r"\$\$.*?\$\$|\$[^$]*\$|`[^`]*`|<[^>]*>|\([^)]*\)\]?|\[[^\]]*\]\(", re.S)
+_MATH_OR_CODE = re.compile(
+    r"\$\$.*?\$\$|\$[^$]*\$|`[^`]*`|<[^>]*>|\([^)]*\)\]?|\[[^\]]*\]\(", re.DOTALL
+)
 GENERATED = "generated from source/{base}/{base}.ipynb and {base}.{lang}.yaml: do not edit"
 
 
@@ -75,7 +77,7 @@ def load(base: str, lang: str, root: Path = ROOT) -> dict[str, dict]:
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     cells = data.get("cells") or {}
     if not isinstance(cells, dict):
-        raise ValueError(f"{path.name}: 'cells' must map cell ids to entries")
+        raise ValueError(f"{path.name}: 'cells' must map cell ids to entries")  # noqa: TRY004
     return cells
 
 
@@ -144,7 +146,7 @@ def problems(base: str, lang: str, root: Path = ROOT) -> list[str]:
         return [f"{path.relative_to(root)}: no translation file"]
     try:
         entries = load(base, lang, root)
-    except Exception as exc:  # a YAML error names the line
+    except Exception as exc:  # noqa: BLE001  (a YAML error names the line)
         return [f"{path.name}: cannot be read: {exc}"]
     out = []
     cells = {c.get("id"): c for c in english(base, root).cells}
@@ -188,7 +190,9 @@ def problems(base: str, lang: str, root: Path = ROOT) -> list[str]:
             try:
                 same = _code_shape(new) == _code_shape(cell.source)
             except SyntaxError as exc:
-                out.append(f"{where}: the translated code does not parse ({exc.msg}, line {exc.lineno})")
+                out.append(
+                    f"{where}: the translated code does not parse ({exc.msg}, line {exc.lineno})"
+                )
             else:
                 if not same:
                     out.append(f"{where}: the translation changes the code, not only its strings")
@@ -251,7 +255,9 @@ def _block(text: str, indent: str) -> str:
     if text == "":
         return '""'
     lines = text.split("\n")
-    head = "|" + ("2" if lines[0].startswith(" ") else "") + ("-" if not text.endswith("\n") else "")
+    head = (
+        "|" + ("2" if lines[0].startswith(" ") else "") + ("-" if not text.endswith("\n") else "")
+    )
     if text.endswith("\n"):
         lines = lines[:-1]
         if text.endswith("\n\n"):
@@ -355,11 +361,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lang", default="ko", help="language code (default: ko)")
     args = parser.parse_args(argv)
     if args.lang == DEFAULT or args.lang not in LANGUAGES:
-        print(f"--lang must be one of {', '.join(k for k in LANGUAGES if k != DEFAULT)}", file=sys.stderr)
+        print(
+            f"--lang must be one of {', '.join(k for k in LANGUAGES if k != DEFAULT)}",
+            file=sys.stderr,
+        )
         return 2
     unknown = [i for i in args.ids if i not in ASSIGNMENTS]
     if unknown:
-        print(f"unknown notebook {', '.join(unknown)}; the notebooks are {', '.join(ASSIGNMENTS)}", file=sys.stderr)
+        print(
+            f"unknown notebook {', '.join(unknown)}; the notebooks are {', '.join(ASSIGNMENTS)}",
+            file=sys.stderr,
+        )
         return 2
     if args.command == "skeleton":
         for base in args.ids or ASSIGNMENTS:
