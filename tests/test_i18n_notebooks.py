@@ -195,25 +195,24 @@ def test_lab_command_opens_the_korean_notebook_01():
     assert cli.lab_command()[-1].endswith("notebooks/01_order/01_order.ipynb")
 
 
-def test_make_lab_lang_ko_opens_the_korean_notebooks():
-    """`make lab LANG=ko` (a dry run): JupyterLab on notebooks/01_order_ko."""
+def _make_lab(lang: str) -> str:
+    """What `make lab LANG=<lang>` would run (a dry run)."""
     import subprocess
 
-    out = subprocess.run(
-        ["make", "-n", "--no-print-directory", "lab", "LANG=ko"],
+    return subprocess.run(
+        ["make", "-n", "--no-print-directory", "lab", f"LANG={lang}"],
         cwd=ROOT,
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    assert "notebooks/01_order_ko/01_order_ko.ipynb" in out
-    english = subprocess.run(
-        ["make", "-n", "--no-print-directory", "lab", "LANG=C.UTF-8"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+
+
+def test_make_lab_lang_ko_opens_the_korean_notebooks():
+    """`make lab LANG=ko` and a Korean locale: JupyterLab on notebooks/01_order_ko."""
+    assert "notebooks/01_order_ko/01_order_ko.ipynb" in _make_lab("ko")
+    assert "notebooks/01_order_ko/01_order_ko.ipynb" in _make_lab("ko_KR.UTF-8")
+    english = _make_lab("C.UTF-8")
     assert "notebooks/01_order/01_order.ipynb" in english and "_ko" not in english
 
 
