@@ -150,12 +150,9 @@ def _stand_ins(check, namespace, used: set):
     if not isinstance(namespace, MutableMapping):
         yield
         return
-    swap = {}
-    for other, other_check in checks.CHECKS.items():
-        if other == check.name:
-            continue
-        value = getattr(ref, other)
-        swap[other] = value if other_check.kind == "constant" else _recorded(other, value, used)
+    functions, constants = checks.stand_ins(check.name)
+    swap = {other: getattr(ref, other) for other in constants}
+    swap.update({other: _recorded(other, getattr(ref, other), used) for other in functions})
     saved = {n: namespace[n] for n in swap if n in namespace}
     namespace.update(swap)
     try:

@@ -89,6 +89,14 @@ def checks_for(assignment: str) -> list[FunctionCheck]:
     return found
 
 
+def stand_ins(name: str) -> tuple[list[str], list[str]]:
+    """The graded names the reference stands in for while ``name`` is checked: every other
+    graded function and every graded constant of the course, as (functions, constants)."""
+    functions = [n for n, c in CHECKS.items() if n != name and c.kind != "constant"]
+    constants = [n for n, c in CHECKS.items() if n != name and c.kind == "constant"]
+    return functions, constants
+
+
 def mutation_mistake(check: FunctionCheck) -> Mistake:
     """The mistake to name when ``check``'s function changed one of its arguments."""
     for m in check.mistakes:
