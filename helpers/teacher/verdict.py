@@ -159,7 +159,7 @@ REPLAY = "Random cases from seed {seed}; replay with: {command}"
 
 def replay_line(seed: int, command: str) -> str:
     """The replay line in the current language."""
-    return tr("Random cases from seed {seed}; replay with: {command}", seed=seed, command=command)
+    return tr(REPLAY, seed=seed, command=command)
 
 
 def is_replay_line(line: str) -> bool:
