@@ -48,6 +48,8 @@ ASSIGNMENTS = [
     "06_rope",
     "07_alibi",
     "08_offsets",
+    "09_families",
+    "10_long_context",
 ]
 # The sliders whose latency is measured in each explorer: (label, two values to set).
 MOVES = {
@@ -59,6 +61,8 @@ MOVES = {
     "06_rope": [("m (query)", ("994", "5")), ("d", ("512", "64"))],
     "07_alibi": [("seq_len", ("994", "64"))],
     "08_offsets": [("d", ("512", "64"))],
+    "09_families": [("num_buckets", ("64", "8")), ("max_distance", ("1000", "100"))],
+    "10_long_context": [("d", ("256", "16")), ("factor", ("32", "4"))],
 }
 # The Korean notebook opened, run and read: its self-check must answer in Korean.
 KOREAN, UNWRITTEN = "06_rope_ko", "rope_score"

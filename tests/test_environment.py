@@ -137,10 +137,15 @@ def test_channel_is_conda_forge(env):
 PYPI_ONLY = {"koreanize-matplotlib"}
 
 
+# conda-forge names of packages that PyPI names otherwise -> their PyPI name.
+CONDA_NAMES = {"python-zlib-ng": "zlib-ng"}
+
+
 def environment_specs(env: dict) -> dict[str, str]:
-    """The conda dependencies and the PyPI-only packages of the pip: list."""
+    """The conda dependencies (by PyPI name) and the PyPI-only packages of the pip: list."""
     pypi = [p for p in env["pip"] if p != "-e ."]
-    return {**conda_specs(env["dependencies"]), **conda_specs(pypi)}
+    conda = {CONDA_NAMES.get(n, n): spec for n, spec in conda_specs(env["dependencies"]).items()}
+    return {**conda, **conda_specs(pypi)}
 
 
 def test_pip_section_installs_this_repo(env):

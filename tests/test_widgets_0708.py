@@ -386,13 +386,25 @@ def test_alibi_large_moves_show_the_biases_first_then_the_distances():
         )
 
     ex = build(heads=16, seq_len=64)
-    frames = []
-    ex.image.observe(lambda change: frames.append(bytes(change["new"])), names="value")
+    before = ex.dist_points.get_offsets().copy()
+    frames, points = [], []
+
+    def on_frame(change):
+        frames.append(bytes(change["new"]))
+        points.append((ex.dist_points.get_alpha(), ex.dist_points.get_offsets().copy()))
+
+    ex.image.observe(on_frame, names="value")
     shapes.clear()
     ex.controls["seq_len"].value = 600
     assert 16 * 600**2 > alibi.PROGRESSIVE
     assert len(frames) == 2 and frames[0] != frames[1]
     assert shapes == [(16, 1, 600), (16, 600, 600)]
+    # the first frame keeps the distances of 64 tokens, faded; the second shows 600's
+    assert points[0][0] == alibi.STALE_ALPHA
+    np.testing.assert_array_equal(points[0][1], before)
+    assert points[1][0] is None
+    want = [loop_mean_distance(m, 600, causal=True) for m in ref.alibi_slopes(16)]
+    np.testing.assert_allclose(points[1][1][:, 1], want, rtol=1e-9)
     assert ex.message.value == ""
     fresh = build(heads=16, seq_len=600, pos=63)
     assert frames[-1] == bytes(fresh.image.value)

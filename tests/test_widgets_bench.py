@@ -87,13 +87,30 @@ def test_explorers_build_at_full_size_and_every_move_redraws_without_a_full_draw
         start = control.value
         new = bench.new_value(control)
         assert new != start, name
-        kind, times, cpu = bench.time_move(explorer, name, new, repeat=2)
+        timed = bench.time_move(explorer, name, new, repeat=2)
+        kind = timed["kind"]
         assert kind in ("blit", "layer", "full")
         if layered:
             assert kind in ("blit", "layer"), f"moving {name} draws the whole figure again"
-        assert len(times) == len(cpu) == 2 and all(t > 0 for t in times)
+        assert len(timed["last"]) == len(timed["cpu"]) == 2
+        # every refresh sends a frame; the first comes no later than the last
+        assert all(n >= 1 for n in timed["frames"]), (name, timed["frames"])
+        assert all(0 < f <= t for f, t in zip(timed["first"], timed["last"]))
         before = bytes(explorer.image.value)
         control.value = new
         assert explorer.message.value == "", (name, explorer.message.value)
         assert bytes(explorer.image.value) != before, f"moving {name} left the picture as it was"
         control.value = start
+
+
+def test_a_move_shown_in_two_frames_is_timed_to_its_first_frame(bench):
+    """07's explorer answers a large move with the biases first, then the distances: the
+    benchmark times the first frame apart from the last and counts both frames."""
+    explorer = bench.build(alibi.AlibiExplorer)
+    start = explorer.controls["heads"].value
+    assert start * 512**2 > alibi.PROGRESSIVE
+    timed = bench.time_move(explorer, "heads", bench.new_value(explorer.controls["heads"]), 2)
+    assert timed["frames"] == [2, 2]
+    assert all(f < t for f, t in zip(timed["first"], timed["last"]))
+    timed = bench.time_move(explorer, "pos", bench.new_value(explorer.controls["pos"]), 2)
+    assert timed["frames"] == [1, 1]

@@ -11,6 +11,10 @@ functions (``softmax`` is the notebook's row-wise softmax, ``softmax_rows`` in 0
 3. the mean attention distance of each head against its slope: steep heads look locally.
 
 Sliders: ``heads``, ``seq_len``, ``pos`` (the query shown in panel 2) and ``causal``.
+A move that makes heads x seq_len^2 larger than ``PROGRESSIVE`` is shown in two frames:
+panels 1 and 2 at once (``softmax`` asked for the row of the query at ``pos`` only), then
+panel 3, whose distances need the weights of every query; panel 3 keeps the last
+distances, faded, in between.
 """
 
 from __future__ import annotations
@@ -34,7 +38,8 @@ TILE = 64  # pixels per head tile: longer sequences are sampled down to this
 BIAS_FLOOR = -8.0  # biases below this get the darkest colour (exp(-8) = 3e-4)
 MASKED = BIAS_FLOOR - 1.0  # stand-in for -inf, drawn in the colormap's "under" colour
 WEIGHT_FLOOR = 1e-6  # the lowest weight panel 2 shows
-PROGRESSIVE = 4_000_000  # heads x seq_len^2 above which a move is shown in two frames
+PROGRESSIVE = 1_000_000  # heads x seq_len^2 above which a move is shown in two frames
+STALE_ALPHA = 0.3  # the last distances, while the new ones are computed
 
 
 def bias_mosaic(bias: np.ndarray, tile: int = TILE) -> tuple[np.ndarray, int, int]:
@@ -95,7 +100,7 @@ class AlibiExplorer(Explorer):
         self.mean_attention_distance = learner("mean_attention_distance", mean_attention_distance)
         self.softmax = learner("softmax", softmax)
         self._quiet = False
-        self._key = self._bias_key = None
+        self._key = self._bias_key = self._mosaic_key = None
         self._first_pass = False
         self.row_weights = None
         self.slopes = self.bias = self.weights = self.distances = None
@@ -180,19 +185,20 @@ class AlibiExplorer(Explorer):
         ax_dist.set_ylabel(tr("mean attention distance (tokens)"))
         ax_dist.grid(alpha=0.3)
         ax_dist.set_title(tr("steep heads look locally"), fontsize=10, y=1.0)
-        # The mosaic and the distance panel change with heads, seq_len and causal only: a
-        # cached layer (see slow_key); a move of pos redraws the weights.
+        # The mosaic changes with heads, seq_len and causal only: a cached layer (see
+        # slow_key). The weights and the distances are drawn at every frame, so that the
+        # second frame of a large move (see refresh) redraws the distances only.
         self.animate(
-            [*self.row_lines, self.pos_line, self.row_title],
-            moving=[ax_row.xaxis],  # seq_len sets its x-limits
-            slow=[
-                self.mosaic,
-                *self.tile_labels,
-                self.bias_title,
+            [
+                *self.row_lines,
+                self.pos_line,
+                self.row_title,
                 self.dist_points,
                 self.uniform_line,
                 self.uniform_text,
             ],
+            moving=[ax_row.xaxis],  # seq_len sets its x-limits
+            slow=[self.mosaic, *self.tile_labels, self.bias_title],
         )
 
     def update(self, heads: int, seq_len: int, pos: int, causal: bool) -> None:
@@ -231,13 +237,14 @@ class AlibiExplorer(Explorer):
         return colormaps["viridis"](np.linspace(0.0, 0.9, heads))
 
     def slow_key(self) -> tuple | None:
-        """The bias mosaic and the distance panel change with heads, seq_len and causal only."""
-        return self._key
+        """The bias mosaic changes with heads, seq_len and causal only."""
+        return self._mosaic_key
 
     def refresh(self) -> None:
         """Redraw; a large new measurement (heads x seq_len^2 over ``PROGRESSIVE``) is
-        shown in two frames: the biases and the query's weights at once, then the mean
-        distances of the heads, which need the weights of every query."""
+        shown in two frames: the biases and the query's weights at once (the distances of
+        the last measurement stay, faded), then the mean distances of the heads, which need
+        the weights of every query."""
         values = self.values()
         key = (int(values["heads"]), int(values["seq_len"]), bool(values["causal"]))
         if key != self._key and key[0] * key[1] ** 2 > PROGRESSIVE:
@@ -279,8 +286,6 @@ class AlibiExplorer(Explorer):
                 # the query's row of the bias: softmax works row by row
                 weights = self.softmax(self.bias[:, pos : pos + 1, :])
                 self.row_weights = np.asarray(weights, dtype=np.float64)[:, 0]
-            with self.panel(*dist):
-                self.need(None)  # drawn in the second frame
             return False
         with self.panel(*row, *dist):
             self.need(self.bias)
@@ -293,8 +298,27 @@ class AlibiExplorer(Explorer):
         return not self.errors
 
     def draw_heads(self, heads: int, seq_len: int, causal: bool) -> None:
-        """The mosaic of biases and the mean distance of each head (the cached layer)."""
+        """The mosaic of biases (the cached layer) and the mean distance of each head.
+
+        Without distances yet (the first of two frames) the last ones stay, faded."""
         slopes, bias, distances = self.slopes, self.bias, self.distances
+        mosaic_key = (heads, seq_len, causal, bias is not None, slopes is not None)
+        if mosaic_key != self._mosaic_key:
+            self._mosaic_key = mosaic_key
+            self.draw_mosaic(heads, seq_len, causal)
+        self.uniform_line.set_ydata([self.uniform_distance] * 2)
+        self.uniform_text.set_y(self.uniform_distance)
+        if slopes is not None and distances is not None:
+            steepness = -np.log2(slopes)  # 1 for slope 1/2, 8 for slope 1/256
+            self.dist_points.set_offsets(np.column_stack([steepness, distances]))
+            self.dist_points.set_facecolor(self.colours(heads))
+            self.dist_points.set_alpha(None)
+        else:
+            self.dist_points.set_alpha(STALE_ALPHA)
+
+    def draw_mosaic(self, heads: int, seq_len: int, causal: bool) -> None:
+        """The bias matrix of every head in one image, its title and the tiles' slopes."""
+        slopes, bias = self.slopes, self.bias
         if causal:
             said = tr("causal bias of {heads} heads, L = {seq_len}", heads=heads, seq_len=seq_len)
         else:
@@ -315,12 +339,6 @@ class AlibiExplorer(Explorer):
                 r, c = divmod(h, cols)
                 label.set_position((c * step + unit, r * step + unit))
                 label.set_text(f"1/{1 / slopes[h]:.3g}")
-        if slopes is not None and distances is not None:
-            steepness = -np.log2(slopes)  # 1 for slope 1/2, 8 for slope 1/256
-            self.dist_points.set_offsets(np.column_stack([steepness, distances]))
-            self.dist_points.set_facecolor(self.colours(heads))
-            self.uniform_line.set_ydata([self.uniform_distance] * 2)
-            self.uniform_text.set_y(self.uniform_distance)
 
     # -- keep pos inside the sequence ---------------------------------------------------
     def _on_change(self, change) -> None:

@@ -10,8 +10,9 @@ image: nothing is re-created, so nothing flickers, and no JupyterLab extension i
 ticks, labels, legends). The background is drawn again only when something static
 changed: the limits or scales of any axes (found automatically), or the subclass's own
 ``layout_key()``. Artists that follow only some sliders can sit in a second cached layer
-(``animate(..., slow=[...])`` and ``slow_key()``). Frames are sent as PNG at zlib level 1
-(lossless and fast to encode).
+(``animate(..., slow=[...])`` and ``slow_key()``). Frames are sent as PNG at deflate level 1,
+compressed by zlib-ng (lossless, and about 3 times faster to encode than the standard
+library's zlib).
 
 Frames are rendered at ``scale`` (2) device pixels per CSS pixel and shown at the figure's
 CSS size (``figsize`` times ``dpi`` = 72), so text stays sharp on high-density screens. The
@@ -41,11 +42,11 @@ import functools
 import math
 import os
 import struct
-import zlib
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 import numpy as np
+from zlib_ng import zlib_ng
 
 from helpers.i18n import tr
 
@@ -391,18 +392,19 @@ class Explorer:
 
 
 def png_bytes(canvas: FigureCanvasAgg) -> bytes:
-    """The canvas as an opaque 8-bit RGB PNG, zlib level 1, no row filter."""
+    """The canvas as an opaque 8-bit RGB PNG, deflate level 1, no row filter."""
     return PngEncoder().encode(canvas)
 
 
 class PngEncoder:
     """PNG frames of one canvas, re-compressing only the bands of rows that changed.
 
-    Written directly (signature, IHDR, one IDAT, IEND): faster than PIL at
-    ``compress_level=1`` on these figures, and smaller, since PIL's row filters do not pay
-    off on flat plot colours. The IDAT stream is one zlib stream made of independently
-    compressed bands of ``band`` rows (each ends on a full flush, so they can be joined;
-    the Adler-32 checksums of the bands are combined). A band whose pixels equal the
+    Written directly (signature, IHDR, one IDAT, IEND), with zlib-ng's deflate at level 1:
+    faster than PIL at ``compress_level=1`` on these figures, since PIL's row filters do
+    not pay off on flat plot colours and zlib-ng's level 1 is about 3 times as fast as
+    zlib's. The IDAT stream is one zlib stream made of independently compressed bands
+    of ``band`` rows (each ends on a full flush, so they can be joined; the Adler-32
+    checksums of the bands are combined). A band whose pixels equal the
     previous frame's keeps its compressed bytes and checksum: a slider move changes the
     rows of a panel or two, the rest of the frame costs a comparison.
     """
@@ -432,9 +434,9 @@ class PngEncoder:
             rgb = rows[:, 1:].reshape(stop - start, width, 3)
             for channel in range(3):  # one channel at a time: 3 times faster than [..., :3]
                 rgb[..., channel] = rgba[start:stop, :, channel]
-            raw = zlib.compressobj(1, zlib.DEFLATED, -15)  # raw deflate: no header, no checksum
-            data = raw.compress(rows) + raw.flush(zlib.Z_FULL_FLUSH)
-            bands.append((data, zlib.adler32(rows), rows.size))
+            raw = zlib_ng.compressobj(1, zlib_ng.DEFLATED, -15)  # raw deflate: no header
+            data = raw.compress(rows) + raw.flush(zlib_ng.Z_FULL_FLUSH)
+            bands.append((data, zlib_ng.adler32(rows), rows.size))
         self._pixels, self._bands = pixels.copy(), bands
         checksum = 1  # the Adler-32 of nothing
         for _, adler, length in bands:
@@ -465,7 +467,9 @@ def _adler32_combine(adler1: int, adler2: int, length2: int) -> int:
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    return (
+        struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib_ng.crc32(kind + data))
+    )
 
 
 def int_slider(description: str, value: int, lo: int, hi: int, step: int = 1) -> widgets.IntSlider:
