@@ -372,7 +372,7 @@ def first_rebound(offsets, profile):
     """The first offset whose value is larger than the previous one's (notebook 04_decay).
 
     Returns offsets[t] for the smallest t with profile[t] > profile[t-1], else None.
-    (the seed table rebounds at 20)
+    (the table of the positional-encoding article rises again at 20)
     """
     ks = list(offsets)
     vals = validate.matrix(profile, "profile", ndim=1)
@@ -474,7 +474,7 @@ def shift_error(k, d, max_len, base=DEFAULT_BASE) -> float:
 
 
 def demo_vectors() -> tuple[np.ndarray, np.ndarray]:
-    """The fixed query and key of seed 004 (notebook 06_rope).
+    """The fixed query and key of the RoPE exercise (notebook 06_rope).
 
     q[j] = cos(0.7 j + 0.3),  k[j] = sin(0.4 j + 1.1),  j = 0 .. DIM - 1
     """
@@ -674,7 +674,7 @@ def mean_attention_distance(weights) -> np.ndarray:
 
 
 def sin_pos(pos, d, base=THETA_BASE) -> np.ndarray:
-    """The additive position vector of seed 004 (notebook 08_offsets).
+    """The additive position vector of the RoPE exercise (notebook 08_offsets).
 
     angle_j = pos / base ** (2 (j // 2) / d);  sin(angle_j) at even j, cos(angle_j) at odd j
     # shape: (d,), or pos.shape + (d,)
@@ -738,7 +738,7 @@ REPORT_DELTAS = (1, 16, 256, 4096)
 
 
 def rope_report() -> dict:
-    """The measured report of seed 004 (notebook 08_offsets).
+    """The measured report of the RoPE exercise (notebook 08_offsets).
 
     On demo_vectors() with offset 2, starts 3, 10, 100, 4000, norm positions
     0, 1, 7, 100, 4096 and deltas 1, 16, 256, 4096 at DIM = 64, THETA_BASE = 1e4.
