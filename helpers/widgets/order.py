@@ -86,7 +86,6 @@ class OrderExplorer(Explorer):
         self.words_full = rng.standard_normal((MAX_TOKENS, MAX_D))
         self.w_full = rng.standard_normal((3, MAX_D, HEAD_DIM))
         self.last = {}
-        self._cache = {}
         controls = {
             "n": int_slider(tr("tokens"), n, 2, MAX_TOKENS),
             "d": int_slider("d", d, 2, MAX_D, step=2),
@@ -149,14 +148,18 @@ class OrderExplorer(Explorer):
         Since (X + P) W = X W + P W, the shuffled tokens need no new product:
         (X[perm] + P) W = (X W)[perm] + P W.  # shapes: (3, n, d_k) each
         """
-        word_key, position_key = (n, d), (n, d, float(base), int(pos), bool(positions))
-        if self._cache.get("word_key") != word_key:
+
+        def words() -> np.ndarray:
             X, W, _, _ = self.inputs(n, d, base, pos, 0, False)
-            self._cache.update(word_key=word_key, XW=X @ W)
-        if self._cache.get("position_key") != position_key:
+            return X @ W
+
+        def places() -> np.ndarray:
             _, W, _, P = self.inputs(n, d, base, pos, 0, positions)
-            self._cache.update(position_key=position_key, PW=P @ W)
-        return self._cache["XW"], self._cache["PW"]
+            return P @ W
+
+        XW = self.kept("XW", (n, d), words)
+        PW = self.kept("PW", (n, d, float(base), int(pos), bool(positions)), places)
+        return XW, PW
 
     # -- drawing --------------------------------------------------------------------
     def draw(self, fig: Figure) -> None:
@@ -203,10 +206,8 @@ class OrderExplorer(Explorer):
         # only those columns of the weights are asked for, the outputs of every token.
         shown = np.arange(0, n, -(-n // MAX_PIXELS))
         key = (n, d, float(base), int(pos), bool(positions))
-        if self._cache.get("head_key") != key:  # the sentence in its own order: no shuffle
-            self._cache.update(head_key=None, head=self.head(XW + PW, shown))
-            self._cache["head_key"] = key
-        original, out = self._cache["head"]
+        # the sentence in its own order (no shuffle): kept while only shuffle moves
+        original, out = self.kept("head", key, lambda: self.head(XW + PW, shown))
         original = original[shown]
         # token c of the sentence sits at place inv[c] of the shuffled one
         shuffled, out_shuffled = self.head(XW[:, perm] + PW, inv[shown])

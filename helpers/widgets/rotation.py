@@ -94,8 +94,6 @@ class ShiftExplorer(Explorer):
         self.shift_matrix = learner("shift_matrix", shift_matrix)
         self.shift_error = learner("shift_error", shift_error)
         self.max_len = int(max_len)
-        self._cache_key, self._cache = None, None
-        self._worst_key, self._worst_value = None, float("nan")
         controls = {
             "k": int_slider("k", k, 0, 64),
             "pos": int_slider("pos", pos, 0, self.max_len - 1),
@@ -176,16 +174,16 @@ class ShiftExplorer(Explorer):
 
     def _measure(self, k: int, d: int, base: float):
         """The table, the shifted table and the error at every pos (kept while only pos moves)."""
-        key = (k, d, base)
-        if self._cache_key != key:
-            self._cache_key, self._cache = None, None
+
+        def measure():
             length = self.max_len + k  # every pos of the panel has its pos + k in the table
             pe = np.asarray(self.sinusoidal_pe(length, d, base), dtype=np.float64)
             M = np.asarray(self.shift_matrix(k, d, base), dtype=np.float64)  # shape: (d, d)
             moved = apply_rows(M, pe[: self.max_len])  # row pos is M @ PE(pos)
             err = np.max(np.abs(moved - pe[k:]), axis=1)  # shape: (max_len,)
-            self._cache_key, self._cache = key, (pe, moved, err)
-        return self._cache
+            return pe, moved, err
+
+        return self.kept("measure", (k, d, base), measure)
 
     def update(self, k: int, pos: int, d: int, base: float) -> None:
         pairs = shown_pairs(d)
@@ -242,12 +240,9 @@ class ShiftExplorer(Explorer):
 
     def _worst(self, k: int, d: int, base: float) -> float:
         """The learner's ``shift_error`` (kept while only pos moves)."""
-        key = (k, d, base)
-        if self._worst_key != key:
-            self._worst_key = None
-            self._worst_value = float(self.shift_error(k, d, self.max_len + k, base))
-            self._worst_key = key
-        return self._worst_value
+        return self.kept(
+            "worst", (k, d, base), lambda: float(self.shift_error(k, d, self.max_len + k, base))
+        )
 
 
 def shift_explorer(
