@@ -1132,7 +1132,7 @@ def export_grades(
     learner submitted (``en``, ``ko``; empty when none). A learner who submitted both
     gets the better score, and the language and status of that one.
     """
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import Gradebook
 
     from helpers.i18n import split_assignment
 
@@ -1143,13 +1143,9 @@ def export_grades(
     bases = list(dict.fromkeys(split_assignment(i)[0] for i in ids))
     with Gradebook(db_url(course, db), course_id(course)) as gb:
         students = sorted(s.id for s in gb.students)
-        taken = {
-            (student, assignment)
-            for assignment in ids
-            for student in students
-            if _has_submission(gb, assignment, student, MissingEntry)
-        }
-    scores, maxima = read_scores(course, ids, students, db)
+    by_notebook, notebook_maxima = notebook_scores(course, ids, students, db)
+    taken = {(student, assignment) for student, assignment, _nb in by_notebook}  # submitted
+    scores, maxima = _by_assignment(by_notebook, notebook_maxima, ids, students)
     status = statuses(course, students, ids)
     base_max = {}
     for assignment in ids:
@@ -1184,14 +1180,6 @@ def export_grades(
         writer.writeheader()
         writer.writerows(rows)
     return rows
-
-
-def _has_submission(gb, assignment: str, student: str, missing) -> bool:
-    try:
-        gb.find_submission(assignment, student)
-    except missing:
-        return False
-    return True
 
 
 # --------------------------------------------------------------------------- course copies
