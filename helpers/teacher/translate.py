@@ -37,6 +37,7 @@ import nbformat
 
 from helpers import ASSIGNMENTS
 from helpers.i18n import DEFAULT, LANGUAGES, assignment_id, check_language
+from helpers.teacher.notebook import _strip_magics
 
 ROOT = Path(__file__).resolve().parents[2]
 PROTECTED = (
@@ -101,9 +102,9 @@ def _protected_spans(source: str) -> list[tuple[int, int]]:
 
 
 def _code_shape(source: str) -> str:
-    """The syntax tree of a code cell with every string constant blanked (magics dropped)."""
-    lines = [ln for ln in source.splitlines() if not ln.lstrip().startswith(("%", "!"))]
-    tree = ast.parse("\n".join(lines))
+    """The syntax tree of a code cell with every string constant blanked (magics commented
+    out, as the grader reads a cell)."""
+    tree = ast.parse(_strip_magics(source))
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             node.value = ""
