@@ -45,7 +45,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from helpers.teacher import sandbox
+from helpers.teacher import manual, sandbox
 
 DB_TIMEOUT_S = 120
 RETRIES = 4
@@ -443,6 +443,8 @@ class ClassReport:
     notebook_scores: dict[tuple[str, str, str], float] = field(default_factory=dict)
     notebook_max: dict[tuple[str, str], float] = field(default_factory=dict)
     log_path: Path | None = None
+    # (learner, assignment, notebook) -> its written answers without a manual score yet
+    waiting: dict[tuple[str, str, str], manual.Waiting] = field(default_factory=dict)
 
     def failures(self) -> list[str]:
         """One line per problem: learner, assignment, what happened, what it scored."""
@@ -491,6 +493,11 @@ class ClassReport:
         if absent:
             status += f"; {absent} not submitted (missing, scored 0)"
         lines.append(status)
+        graded = {(t.student, t.assignment) for t in submitted if t.ok}
+        total = sum(
+            (w for (s, a, _nb), w in self.waiting.items() if (s, a) in graded), manual.Waiting()
+        )
+        lines.append(f"{manual.phrase(total)} (the Formgrader: make grade-ui)")
         if self.report_path is not None:
             lines.append(
                 f"status, scores, seeds and replay commands of every notebook: {self.report_path}"
@@ -526,6 +533,9 @@ class ClassReport:
                             self.notebook_max.get((t.assignment, found.notebook), 0.0), 6
                         ),
                         "graded": int(t.ok),
+                        "written_waiting": self.waiting.get(key, manual.Waiting()).answers
+                        if t.ok
+                        else "",
                         "seed": "" if t.seed is None else t.seed,
                         "replay": "" if t.seed is None or not readable else replay,
                     }
@@ -560,6 +570,7 @@ REPORT_COLUMNS = [
     "score",
     "max_score",
     "graded",
+    "written_waiting",
     "seed",
     "replay",
 ]
@@ -969,6 +980,7 @@ def autograde(
     else:
         engine = "local process pool"
         _run_pool(course, url, runnable, jobs, Tally(runnable, bar), log)
+    manual.settle(url, course_id(course), ids, [t.student for t in runnable])
     per_notebook, nb_max = notebook_scores(course, ids, [t.student for t in tasks], db)
     scores, maxima = _by_assignment(per_notebook, nb_max, ids, [t.student for t in tasks])
     for task in tasks:
@@ -978,6 +990,7 @@ def autograde(
         tasks, scores, maxima, jobs, time.perf_counter() - start, not note, note, engine
     )
     report.notebook_scores, report.notebook_max, report.log_path = per_notebook, nb_max, log
+    report.waiting = manual.waiting(url, course_id(course), ids, [t.student for t in runnable])
     report.write_csv(course / REPORT_NAME)
     return report
 
@@ -1147,13 +1160,14 @@ def export_grades(
     taken = {(student, assignment) for student, assignment, _nb in by_notebook}  # submitted
     scores, maxima = _by_assignment(by_notebook, notebook_maxima, ids, students)
     status = statuses(course, students, ids)
+    waits = manual.waiting(db_url(course, db), course_id(course), ids, students)
     base_max = {}
     for assignment in ids:
         base_max.setdefault(split_assignment(assignment)[0], maxima[assignment])
     rows = []
     for student in students:
         row: dict = {"student_id": student}
-        said = []
+        said, chosen = [], set()
         for base in bases:
             best = None
             for assignment in ids:
@@ -1162,6 +1176,7 @@ def export_grades(
                 if best is None or scores[student][assignment] > scores[student][best]:
                     best = assignment
             row[base] = round(scores[student][best], 6) if best else 0.0
+            chosen.add(best)
             row[f"{base} language"] = split_assignment(best)[1] if best else ""
             variants = [a for a in ids if split_assignment(a)[0] == base]
             shown = best or next(
@@ -1171,9 +1186,13 @@ def export_grades(
         row["total"] = round(sum(row[b] for b in bases), 6)
         row["max_total"] = round(sum(base_max.values()), 6)
         row["status"] = "; ".join(said)
+        # the written answers of the notebooks counted above (the better language's)
+        row["written_waiting"] = sum(
+            w.answers for (s, a, _nb), w in waits.items() if s == student and a in chosen
+        )
         rows.append(row)
     fields = ["student_id", *[f for b in bases for f in (b, f"{b} language")], "total"]
-    fields += ["max_total", "status"]
+    fields += ["max_total", "status", "written_waiting"]
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=fields)
