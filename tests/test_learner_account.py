@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers.teacher import classroom, learner_build
+from helpers.teacher import learner_build
+from helpers.teacher.classroom.course import course_id
 from tests import classroom_kit as kit
 from tests import rehearsal
 
@@ -166,7 +167,7 @@ def test_learner_wheel_fetch_submit_fetch_feedback_as_a_second_user(learner):
         _cli(
             "release", ASSIGNMENT, "--course", str(course), "--exchange", str(exchange), cwd=course
         )
-        cid = classroom.course_id(course)
+        cid = course_id(course)
 
         learner.run(
             "python",

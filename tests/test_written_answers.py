@@ -16,7 +16,11 @@ import nbformat
 import pytest
 
 from helpers import ASSIGNMENTS
-from helpers.teacher import classroom
+from helpers.teacher.classroom.course import course_id, db_url
+from helpers.teacher.classroom.grades import export_grades
+from helpers.teacher.classroom.grading import autograde
+from helpers.teacher.classroom.steps import feedback
+from helpers.teacher.classroom.summary import REPORT_NAME
 from tests import classroom_kit as kit
 
 HANGUL = re.compile("[\uac00-\ud7a3]")
@@ -145,23 +149,23 @@ def test_autograde_leaves_written_answers_and_a_regrade_keeps_the_teachers_grade
     _write_answer(kit.fill(course, "alice", assignment), answer)
     kit.fill(course, "bob", assignment)  # the written answer left as released
 
-    report = classroom.autograde(course, jobs=2, progress=False)
+    report = autograde(course, jobs=2, progress=False)
     assert not report.failures(), report.summary()
     assert report.scores["alice"][assignment] == pytest.approx(code_points)
     assert report.max_scores[assignment] == pytest.approx(code_points + written_points)
     assert _summary_line(report.summary()).startswith(
         "1 written answer(s) wait for manual grading; 1 left unanswered (scored 0)"
     ), report.summary()
-    rows = _csv(course / classroom.REPORT_NAME)
+    rows = _csv(course / REPORT_NAME)
     assert {s: rows[s]["written_waiting"] for s in rows} == {"alice": "1", "bob": "0"}
-    grades = {r["student_id"]: r for r in classroom.export_grades(course, tmp_path / "g.csv")}
+    grades = {r["student_id"]: r for r in export_grades(course, tmp_path / "g.csv")}
     assert {s: grades[s]["written_waiting"] for s in grades} == {"alice": 1, "bob": 0}
     graded = nbformat.read(
         course / "autograded" / "alice" / assignment / f"{assignment}.ipynb", as_version=4
     )
     assert [c.source for _, c in _written(graded)] == [answer]  # there for the teacher to read
 
-    url, cid = classroom.db_url(course), classroom.course_id(course)
+    url, cid = db_url(course), course_id(course)
     with Gradebook(url, cid) as gb:
         grade = gb.find_grade(written_id, assignment, assignment, "alice")
         assert grade.auto_score is None and grade.needs_manual_grade
@@ -179,7 +183,7 @@ def test_autograde_leaves_written_answers_and_a_regrade_keeps_the_teachers_grade
         gb.find_comment(written_id, assignment, assignment, "alice").manual_comment = "Clear."
         gb.db.commit()
 
-    again = classroom.autograde(course, jobs=2, progress=False)  # nbgrader's --force regrade
+    again = autograde(course, jobs=2, progress=False)  # nbgrader's --force regrade
     assert not again.failures(), again.summary()
     with Gradebook(url, cid) as gb:
         grade = gb.find_grade(written_id, assignment, assignment, "alice")
@@ -193,15 +197,15 @@ def test_autograde_leaves_written_answers_and_a_regrade_keeps_the_teachers_grade
     assert _summary_line(again.summary()).startswith(
         "0 written answer(s) wait for manual grading; 1 left unanswered (scored 0)"
     ), again.summary()
-    rows = _csv(course / classroom.REPORT_NAME)
+    rows = _csv(course / REPORT_NAME)
     assert {s: rows[s]["written_waiting"] for s in rows} == {"alice": "0", "bob": "0"}
-    classroom.export_grades(course, tmp_path / "grades.csv")
+    export_grades(course, tmp_path / "grades.csv")
     grades = _csv(tmp_path / "grades.csv")
     assert float(grades["alice"][assignment]) == pytest.approx(want)
     assert grades["alice"]["written_waiting"] == "0" and grades["bob"]["written_waiting"] == "0"
 
     # the feedback shows the teacher's score and comment on the written answer
-    classroom.feedback(course, [assignment], exchange=None)
+    feedback(course, [assignment], exchange=None)
     page = (course / "feedback" / "alice" / assignment / f"{assignment}.html").read_text("utf-8")
     assert answer in page and "Clear." in page
     assert "Grading guide" not in page
