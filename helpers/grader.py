@@ -7,8 +7,9 @@ every graded function of the notebook and never raises. Both run in the learner'
 (``helpers.teacher.kernel``). While nbgrader autogrades, they only print one line: the
 verdicts then come from the isolated grader (``helpers.teacher.isolated``).
 
-In the learner build, which has no ``helpers.teacher``, they say that grading happens on
-the teacher's side.
+In the learner build, which has no ``helpers.teacher``, ``self_check`` runs the classroom
+self-check (``helpers.classcheck``: the public checks, from expected values) and ``grade``
+says that grading happens on the teacher's side.
 """
 
 from __future__ import annotations
@@ -70,6 +71,11 @@ def self_check(assignment: str, seed: int | None = None, namespace: Mapping | No
         print(tr("self-check of {assignment}: graded outside the kernel", assignment=assignment))
         return None
     if not helpers.has_teacher():
+        from helpers import classcheck
+
+        ns = namespace if namespace is not None else _caller_globals()
+        if classcheck.available():
+            return classcheck.self_check(assignment, ns)
         print(
             tr(
                 "self-check of {assignment}: {problem}",

@@ -2,9 +2,11 @@
 
 The wheel is installed with pip into a fresh virtual environment that borrows only the
 third-party packages of this one (a path line, not its ``helpers``); every learner notebook,
-answered with the source's solutions, runs top to bottom there, and its self-check says
-that grading happens on the teacher's side. Solutions and hidden tests appear neither in
-``notebooks/`` nor in the wheel.
+answered with the source's solutions, runs top to bottom there, and its self-check is the
+classroom self-check: the public checks pass, and it says that the random cases are graded
+by the teacher. A right, a wrong and an unfinished answer get their verdicts from the
+shipped expected values. Solutions, hidden tests, random cases (and their expected values)
+and the mistakes' wrong implementations appear neither in ``notebooks/`` nor in the wheel.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from tests import rehearsal
 # every English notebook, and one Korean one (its self-check answers in Korean)
 IDS = kit.real_ids([*ASSIGNMENTS, "01_order_ko"])
 TEACHER_SIDE = "grading happens on the teacher's side"
+DATA = "helpers/classcheck.json"
 GRADE_CALL = re.compile(r'grade\("\w+"\)')
 
 
@@ -140,8 +143,8 @@ RUNNER = textwrap.dedent(
 @pytest.mark.skipif(not IDS, reason="no course notebooks yet")
 @pytest.mark.parametrize("assignment", IDS)
 def test_notebook_runs_with_learner_build(assignment, learner_python, tmp_path):
-    """The answered notebook runs top to bottom on the learner build; the self-check says
-    that grading happens on the teacher's side."""
+    """The answered notebook runs top to bottom on the learner build; its classroom
+    self-check passes every public check and says the random cases are the teacher's."""
     folder = tmp_path / assignment
     path = folder / f"{assignment}.ipynb"
     rehearsal.make_submission(
@@ -163,12 +166,14 @@ def test_notebook_runs_with_learner_build(assignment, learner_python, tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert "self_check" in out["last_source"]
-    from helpers.grader import TEACHER_SIDE as said
+    from helpers.classcheck import RANDOM_BY_TEACHER
     from helpers.i18n import split_assignment, tr
 
-    assert TEACHER_SIDE in said
     lang = split_assignment(assignment)[1]
-    assert tr(said, lang=lang) in out["last_output"], out["last_output"]
+    said = out["last_output"]
+    assert tr(RANDOM_BY_TEACHER, lang=lang) in said, said
+    counts = re.search(r"(\d+) of (\d+) passed" if lang == "en" else r"(\d+)개 중 (\d+)개", said)
+    assert counts and counts.group(1) == counts.group(2) and int(counts.group(1)) > 0, said
 
 
 def _texts_of_wheel(wheel: Path) -> dict[str, str]:
@@ -210,3 +215,133 @@ def test_no_solution_or_hidden_test_in_notebooks_or_wheel(wheel):
             ]
     assert blocks >= len(IDS)
     assert not leaks, "\n".join(leaks)
+
+
+# --------------------------------------------------------------------------- classroom self-check
+
+
+CLASSROOM = textwrap.dedent(
+    """
+    import json, sys
+    import helpers
+    from helpers.grader import self_check
+    assert not helpers.has_teacher()
+    namespace = {}
+    exec(sys.stdin.read(), namespace)
+    report = self_check(sys.argv[1], namespace=namespace)
+    print(json.dumps({r.name: [r.verdict, r.mistake] for r in report.results}))
+    """
+)
+
+
+def _answers(assignment: str, wrong: dict[str, str]) -> str:
+    """The source's answer cells as one module, some functions replaced (``wrong``)."""
+    source = nbformat.read(kit.REPO / "source" / assignment / f"{assignment}.ipynb", 4)
+    code = "import math\nimport numpy as np\n" + "\n\n".join(
+        rehearsal.solution_cells(source).values()
+    )
+    return code + "\n\n" + "\n\n".join(wrong.values())
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not kit.real_ids(["01_order"]), reason="01_order is needed")
+@pytest.mark.parametrize("assignment", ["01_order", "01_order_ko"])
+def test_classroom_self_check_right_wrong_and_unfinished(assignment, learner_python, tmp_path):
+    """In the learner build, a right function passes, a wrong one that makes a catalogued
+    mistake is named, an unfinished one is "not written yet"; the mistakes the values
+    recognise are listed and the random cases are the teacher's."""
+    wrong = {
+        "softmax": "def softmax(x, axis=-1):\n    x = np.asarray(x, dtype=float)\n"
+        "    e = np.exp(x)\n    return e / e.sum(axis=axis, keepdims=True)",
+        "order_gap_with_pe": "def order_gap_with_pe(*args, **kwargs):\n"
+        "    raise NotImplementedError()",
+    }
+    runner = tmp_path / "classroom.py"
+    runner.write_text(CLASSROOM)
+    proc = subprocess.run(
+        [str(learner_python), "-W", "ignore", str(runner), assignment],
+        input=_answers("01_order", wrong),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+        env=kit.env(),
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    *printed, verdicts = proc.stdout.strip().splitlines()
+    verdicts = json.loads(verdicts)
+    printed = "\n".join(printed)
+    assert verdicts["attention"] == ["passed", None]
+    assert verdicts["softmax"] == ["FAILED", "no max subtraction"]
+    assert verdicts["order_gap_with_pe"][0] == "FAILED"
+    from helpers.classcheck import RANDOM_BY_TEACHER
+    from helpers.i18n import split_assignment, tr
+
+    lang = split_assignment(assignment)[1]
+    with_lang = {"lang": lang}
+    assert tr("no max subtraction", **with_lang) in printed
+    assert (
+        tr(
+            "{name} is not written yet (it raises NotImplementedError).",
+            name="order_gap_with_pe",
+            **with_lang,
+        )
+        in printed
+    )
+    assert tr("Known mistakes these checks recognise by name:", **with_lang) in printed
+    assert tr(RANDOM_BY_TEACHER, **with_lang) in printed
+    print(printed)
+
+
+def test_wheel_ships_public_checks_only(wheel):
+    """The classroom data holds exactly the fixed cases of every check (no random case, no
+    expected value of one), and no wrong implementation of a mistake ships."""
+    import inspect
+
+    from helpers.teacher import checks
+    from helpers.teacher.codec import encode
+    from helpers.teacher.verdict import cases_of
+
+    texts = _texts_of_wheel(wheel)
+    assert DATA in texts and "helpers/_shipped/compare.py" in texts
+    data = json.loads(texts[DATA])
+    wheel_text = "\n".join(texts.values())
+    wheel_lines = kit.code_lines(wheel_text)
+    for assignment, functions in data["notebooks"].items():
+        by_name = {f["name"]: f for f in functions}
+        assert list(by_name) == [c.name for c in checks.checks_for(assignment)]
+        for check in checks.checks_for(assignment):
+            shipped = by_name[check.name]["cases"]
+            if check.kind == "files":
+                assert shipped == []
+                continue
+            fixed = check.fixed()
+            assert [json.dumps(c["args"]) for c in shipped] == [
+                json.dumps(encode(list(c.args))) for c in fixed
+            ]
+            assert all(c["part"] in ("shown", "edge") for c in shipped)
+            for seed in (1, 2):
+                for case in cases_of(check, seed)[len(fixed) :]:
+                    args = json.dumps(encode(list(case.args)), ensure_ascii=False)
+                    if len(args) > 12:
+                        assert args not in texts[DATA], (check.name, case.label)
+                    try:
+                        want = json.dumps(encode(checks.expected(check, case)))
+                    except ValueError:
+                        continue
+                    # a table of numbers, not a scalar that any case may share (2.2e-16)
+                    if want[:1] in "[{" and len(want) > 40:
+                        assert want not in texts[DATA], (check.name, case.label)
+            for mistake in check.mistakes:
+                for impl in (mistake.impl, *mistake.variants):
+                    if impl is None:
+                        continue
+                    assert f"def {impl.__name__}(" not in wheel_text, impl.__name__
+                    body = [
+                        ln.strip()
+                        for ln in inspect.getsource(impl).splitlines()[1:]
+                        if ln.strip() and not ln.strip().startswith(("#", '"""'))
+                    ]
+                    found = kit.leaked_solution(body, wheel_lines)
+                    assert found is None, f"{impl.__name__} ships:\n{found}"

@@ -6,8 +6,11 @@ reference maths, the checks and their wrong implementations, the isolated grader
 nbgrader plugin, the classroom commands and this module) lives in ``helpers/teacher`` and
 stays on the teacher's side.
 
-``helpers.grader`` stays: without ``helpers.teacher`` its ``self_check`` says that grading
-happens on the teacher's side, and ``helpers.reference`` says the solutions are not here. The wheel has the same distribution name as the full package, so it
+``helpers.grader`` stays: without ``helpers.teacher`` its ``self_check`` runs the classroom
+self-check (``helpers.classcheck``): the public checks of every function, from the expected
+values this build writes into ``helpers/classcheck.json`` (``helpers.teacher.classcheck_data``),
+compared by copies of the grader's ``compare`` and ``codec`` modules (``helpers/_shipped``,
+which hold no case and no answer). ``helpers.reference`` says the solutions are not here. The wheel has the same distribution name as the full package, so it
 replaces it, and a local version label ``+learner``.
 
     python -m helpers learner-build --out dist/
@@ -44,6 +47,43 @@ def learner_dependencies(pyproject: Path = ROOT / "pyproject.toml") -> list[str]
     return [d for d in deps if _requirement_name(d) not in TEACHER_DEPENDENCIES]
 
 
+# The grader's modules the classroom self-check uses, copied into ``helpers/_shipped``: how
+# outputs compare (the course tolerance) and how values are written as JSON. Each import
+# line of the teacher's package is replaced by what it gives.
+SHIPPED = {
+    "checks/compare.py": {
+        "from helpers.teacher.checks.base import KINDS\n": "KINDS = {kinds!r}\n",
+    },
+    "codec.py": {},
+}
+
+
+def ship(package: Path, root: Path = ROOT) -> None:
+    """Add the classroom self-check's data and the grader's modules it needs to ``package``."""
+    from helpers.teacher import classcheck_data
+    from helpers.teacher.checks.base import KINDS
+
+    shipped = package / "_shipped"
+    shipped.mkdir()
+    (shipped / "__init__.py").write_text(
+        '"""Copies of the grader\'s compare and codec modules, for the classroom self-check."""\n',
+        encoding="utf-8",
+    )
+    for name, replace in SHIPPED.items():
+        text = (root / "helpers" / TEACHER_ONLY / name).read_text(encoding="utf-8")
+        for old, new in replace.items():
+            if old not in text:
+                raise RuntimeError(f"helpers/teacher/{name} no longer has the line {old!r}")
+            text = text.replace(old, new.format(kinds=KINDS))
+        if any(
+            ln.startswith(("from helpers.teacher", "import helpers.teacher"))
+            for ln in text.splitlines()
+        ):
+            raise RuntimeError(f"helpers/teacher/{name} imports the teacher's package")
+        (shipped / Path(name).name).write_text(text, encoding="utf-8")
+    classcheck_data.write(package / "classcheck.json")
+
+
 def stage(dest: Path, root: Path = ROOT) -> Path:
     """Write the filtered project (``pyproject.toml`` and ``helpers/``) into ``dest``."""
     with open(root / "pyproject.toml", "rb") as fh:
@@ -54,6 +94,7 @@ def stage(dest: Path, root: Path = ROOT) -> Path:
         package,
         ignore=shutil.ignore_patterns("__pycache__", "*.pyc", TEACHER_ONLY),
     )
+    ship(package, root)
     deps = ",\n".join(f'    "{d}"' for d in learner_dependencies(root / "pyproject.toml"))
     (dest / "pyproject.toml").write_text(
         "[build-system]\n"
@@ -68,7 +109,7 @@ def stage(dest: Path, root: Path = ROOT) -> Path:
         "[tool.setuptools.packages.find]\n"
         'include = ["helpers*"]\n\n'
         "[tool.setuptools.package-data]\n"
-        'helpers = ["messages/*.yaml"]\n',
+        'helpers = ["messages/*.yaml", "classcheck.json"]\n',
         encoding="utf-8",
     )
     return dest

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import re
 import secrets
-import unicodedata
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from helpers.i18n import LANGUAGES, tr
+from helpers.table import _table
 from helpers.teacher import checks
 from helpers.teacher.checks.base import PARTS, WEIGHTS
 from helpers.teacher.codec import Opaque, contains_opaque, decode, describe
@@ -87,30 +87,6 @@ class Report:
     def table(self) -> str:
         """A plain-text table: function, verdict, message (its first line)."""
         return _table([(r.name, r.verdict_shown, r.message) for r in self.results])
-
-
-def _width(text: str) -> int:
-    """The columns ``text`` takes in a monospaced font (Hangul and other wide letters: 2)."""
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
-
-def _pad(text: str, width: int) -> str:
-    return text + " " * (width - _width(text))
-
-
-def _table(rows: list[tuple[str, str, str]]) -> str:
-    head = (tr("function"), tr("verdict"), tr("message"))
-    w0 = max([_width(head[0])] + [_width(r[0]) for r in rows])
-    w1 = max([_width(head[1])] + [_width(r[1]) for r in rows])
-    w2 = max(7, _width(head[2]))
-    lines = [
-        f"{_pad(head[0], w0)}  {_pad(head[1], w1)}  {head[2]}",
-        f"{'-' * w0}  {'-' * w1}  {'-' * w2}",
-    ]
-    for name, verdict, message in rows:
-        first = message.splitlines()[0] if message else ""
-        lines.append(f"{_pad(name, w0)}  {_pad(verdict, w1)}  {first}")
-    return "\n".join(lines)
 
 
 @dataclass

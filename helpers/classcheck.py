@@ -1,0 +1,320 @@
+"""The classroom self-check: the public checks of a notebook, run from expected values.
+
+The learner build of ``helpers`` leaves out the reference and the checks. Its
+``self_check`` (``helpers.grader``) runs instead the public checks of every graded
+function of the notebook: the numbers the notebook shows, the edge cases and bad input,
+read from ``classcheck.json`` beside this module. That file is written when the learner
+build is made (``helpers.teacher.classcheck_data``): the cases, the reference's output on
+each (or the ``ValueError`` it asks for), and, where a catalogued mistake gives another
+output on a case, that output with the mistake's name. It holds values only: no
+reference, no wrong implementation, no random case (the random cases are graded by the
+teacher, who also sees the hidden tests).
+
+The outputs are compared as the grader compares them (``compare.normalize``/``agree``,
+the course tolerance) and values travel in the grader's JSON form (``codec``): in the
+learner build both are the grader's modules, copied under ``helpers/_shipped``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from helpers.i18n import DEFAULT, language, speaking, split_assignment, tr
+
+DATA = Path(__file__).resolve().parent / "classcheck.json"
+RANDOM_BY_TEACHER = (
+    "The random cases (fresh inputs of every size) are graded by your teacher, with the "
+    "hidden tests; this self-check runs the public checks only."
+)
+
+
+def _tools():
+    try:  # the teacher's installation
+        from helpers.teacher.checks.compare import agree, normalize
+        from helpers.teacher.codec import decode
+    except ImportError:  # the learner build: the same modules, shipped beside this one
+        from helpers._shipped.codec import decode
+        from helpers._shipped.compare import agree, normalize
+    return agree, normalize, decode
+
+
+def available(path: Path = DATA) -> bool:
+    """Whether this installation has the classroom checks (the learner build has)."""
+    return path.is_file()
+
+
+def load(path: Path = DATA) -> dict:
+    """The classroom checks of every notebook: ``{"notebooks": {id: [function, ...]}}``."""
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@dataclass
+class Result:
+    """The classroom verdict of one function: passed, partly right or failed."""
+
+    name: str
+    verdict: str  # "passed", "partly", "FAILED" or "not checked here"
+    message: str
+    mistake: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "passed"
+
+
+@dataclass
+class ClassReport:
+    """The classroom self-check of one notebook."""
+
+    notebook: str
+    results: list[Result] = field(default_factory=list)
+    mistakes: dict[str, list[str]] = field(default_factory=dict)  # function -> names
+
+    @property
+    def passed(self) -> bool:
+        return all(r.passed or r.verdict == "not checked here" for r in self.results)
+
+    def __getitem__(self, name: str) -> Result:
+        for result in self.results:
+            if result.name == name:
+                return result
+        raise KeyError(name)
+
+    def _ipython_display_(self) -> None:
+        """Nothing: the printed table says it all."""
+
+
+def _text(entry: dict, key: str) -> str:
+    """A text the build wrote in every language, in the current one."""
+    texts = entry.get(key) or {}
+    return texts.get(language()) or texts.get(DEFAULT, "")
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _changed(before, after) -> bool:
+    """Whether the arguments differ after the call (compared as plain text)."""
+    return _plain(before) != _plain(after)
+
+
+def _plain(value):
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        return [value.dtype.str, value.shape, json.dumps(value.tolist())]
+    if isinstance(value, list | tuple):
+        return [type(value).__name__, [_plain(v) for v in value]]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return repr(value)
+
+
+def _judge_case(function: dict, case: dict, target, tools) -> tuple[str | None, str | None]:
+    """``(None, None)`` when the case passed, else ``(what went wrong, mistake name)``."""
+    agree, normalize, decode = tools
+    name, kind, label = function["name"], function["kind"], _text(case, "label")
+    args = tuple(decode(case["args"]))
+    kwargs = decode(case["kwargs"])
+    given = copy.deepcopy((args, kwargs))
+    try:
+        value = target if kind == "constant" else target(*args, **kwargs)
+    except NotImplementedError:
+        return tr("{name} is not written yet (it raises NotImplementedError).", name=name), None
+    except ValueError as exc:
+        if "raises" in case:
+            return None, None
+        detail = f"ValueError: {exc}"
+        return tr("{name} raised {detail} on {label}.", name=name, detail=detail, label=label), None
+    except Exception as exc:  # noqa: BLE001  (the learner's error is the answer)
+        detail = f"{type(exc).__name__}: {exc}"
+        if "raises" in case:
+            text = tr(
+                "{name} should raise ValueError on {label}, but it raised {detail}.",
+                name=name,
+                label=label,
+                detail=detail,
+            )
+            return text, None
+        return tr("{name} raised {detail} on {label}.", name=name, detail=detail, label=label), None
+    if "raises" in case:
+        text = tr(
+            "{name} should raise ValueError on {label} (bad input needs a clear error: "
+            "{error}), but it returned {value}.",
+            name=name,
+            label=label,
+            error=case["raises"],
+            value=_short(value),
+        )
+        return text, _mistake(function, case, value, tools)
+    try:
+        got = normalize(kind, value)
+    except (ValueError, TypeError) as exc:
+        return tr("{name} on {label}: {detail}", name=name, label=label, detail=exc), None
+    ok, detail = agree(kind, got, decode(case["want"]))
+    if not ok:
+        text = tr("{name} is wrong on {label}: {detail}", name=name, label=label, detail=detail)
+        return text, _mistake(function, case, got, tools)
+    if function.get("check_mutation") and _changed(given, (args, kwargs)):
+        mutation = function.get("mutation") or {}
+        return tr("{name} changed its input on {label}.", name=name, label=label), mutation.get(
+            "name"
+        )
+    return None, None
+
+
+def _mistake(function: dict, case: dict, got, tools) -> str | None:
+    """The catalogued mistake whose output on this case ``got`` agrees with, or None."""
+    agree, normalize, decode = tools
+    kind = function["kind"]
+    try:
+        got = normalize(kind, got)
+    except (ValueError, TypeError):
+        return None
+    for known in case.get("mistakes", []):
+        wrong = decode(known["value"])
+        if agree(kind, got, wrong, nan_equal=True, atol=known.get("atol", 0.0))[0]:
+            return known["name"]
+    return None
+
+
+def _message(function: dict, text: str, mistake: str | None) -> str:
+    lines = [text]
+    if mistake is not None:
+        said = next((m for m in function["mistakes"] if m["name"] == mistake), None)
+        if said is None and (function.get("mutation") or {}).get("name") == mistake:
+            said = function["mutation"]
+        if said is not None:
+            lines.append(
+                tr(
+                    "This looks like a known mistake ({mistake}): {message}",
+                    mistake=tr(said["name"]),
+                    message=tr(said["message"]),
+                )
+            )
+    section = _text(function, "section")
+    if section:
+        lines.append(tr("See {section}.", section=section))
+    return "\n".join(lines)
+
+
+PARTS = {
+    "shown": "the numbers the notebook shows",
+    "edge": "edge cases",
+    "bad input": "bad input",
+}
+
+
+def check_function(function: dict, namespace) -> Result:
+    """The classroom verdict of one function of the data file against ``namespace``."""
+    name, kind = function["name"], function["kind"]
+    if kind == "files" or not function["cases"]:
+        return Result(name, "not checked here", tr(RANDOM_BY_TEACHER))
+    if name not in namespace:
+        key = (
+            "{name} is not defined: run the cell that defines this constant first."
+            if kind == "constant"
+            else "{name} is not defined: run the cell that defines this function first."
+        )
+        return Result(name, "FAILED", _message(function, tr(key, name=name), None))
+    target = namespace[name]
+    tools = _tools()
+    parts: dict[str, bool] = {}
+    first = None
+    for case in function["cases"]:
+        text, mistake = _judge_case(function, case, target, tools)
+        part = "bad input" if "raises" in case else case.get("part", "shown")
+        parts[part] = parts.get(part, True) and text is None
+        if text is not None and first is None:
+            first = (text, mistake)
+            if "NotImplementedError" in text:
+                parts = dict.fromkeys(parts, False)
+                break
+    n = len(function["cases"])
+    if first is None:
+        text = tr("all {n} checks passed", n=n) if n != 1 else tr("1 check passed")
+        return Result(name, "passed", text)
+    text, mistake = first
+    right = [tr(PARTS[p]) for p, ok in parts.items() if ok]
+    if right:
+        wrong = [tr(PARTS[p]) for p, ok in parts.items() if not ok]
+        summary = tr("{right} right; {wrong} wrong", right=", ".join(right), wrong=", ".join(wrong))
+        text = tr("{name}: partly right ({summary}).", name=name, summary=summary) + "\n" + text
+    return Result(name, "partly" if right else "FAILED", _message(function, text, mistake), mistake)
+
+
+def recognised(function: dict) -> list[str]:
+    """The catalogued mistakes the shipped values of ``function`` recognise, in catalogue
+    order (a changed argument too, when the function must leave its input alone)."""
+    found = {m["name"] for case in function["cases"] for m in case.get("mistakes", [])}
+    names = [m["name"] for m in function["mistakes"] if m["name"] in found]
+    mutation = function.get("mutation") or {}
+    if function.get("check_mutation") and function["cases"] and mutation.get("catalogued"):
+        names.append(mutation["name"])
+    return names
+
+
+def _table(rows: list[tuple[str, str, str]]) -> str:
+    from helpers.table import table
+
+    return table(rows)
+
+
+def self_check(assignment: str, namespace, path: Path = DATA) -> ClassReport | None:
+    """Run the classroom checks of ``assignment`` against ``namespace`` and print a table:
+    every function's verdict, the failures in full, the mistakes the checks recognise, and
+    that the random cases are graded by the teacher. Never raises."""
+    base, lang = split_assignment(str(assignment))
+    with speaking(lang if lang != DEFAULT else None):
+        try:
+            functions = load(path)["notebooks"][base]
+        except (OSError, ValueError, KeyError) as exc:
+            print(
+                tr(
+                    "self-check of {assignment}: cannot list its checks ({error})",
+                    assignment=assignment,
+                    error=exc,
+                )
+            )
+            return None
+        report = ClassReport(str(assignment))
+        for function in functions:
+            try:
+                result = check_function(function, namespace)
+            except Exception as exc:  # noqa: BLE001  (the self-check never raises)
+                result = Result(
+                    function["name"], "FAILED", tr("could not be checked: {error}", error=exc)
+                )
+            report.results.append(result)
+            names = recognised(function)
+            if names:
+                report.mistakes[function["name"]] = names
+        _print(report)
+        return report
+
+
+def _print(report: ClassReport) -> None:
+    checked = [r for r in report.results if r.verdict != "not checked here"]
+    print(
+        tr(
+            "classroom self-check of {assignment} (the numbers the notebook shows, edge cases "
+            "and bad input): {passed} of {total} passed",
+            assignment=report.notebook,
+            passed=sum(r.passed for r in checked),
+            total=len(checked),
+        )
+    )
+    print(_table([(r.name, tr(r.verdict), r.message) for r in report.results]))
+    for result in report.results:
+        if not result.passed and "\n" in result.message:
+            print(f"\n{result.name}:\n{result.message}")
+    if report.mistakes:
+        print("\n" + tr("Known mistakes these checks recognise by name:"))
+        for name, mistakes in report.mistakes.items():
+            print(f"  {name}: " + "; ".join(tr(m) for m in mistakes))
+    print("\n" + tr(RANDOM_BY_TEACHER))
