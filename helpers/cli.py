@@ -109,12 +109,19 @@ def generate(ids: list[str], root: Path = ROOT) -> int:
     A throw-away gradebook keeps the course's own gradebook untouched, so the output
     depends on the source alone. The table of where each graded function is taught
     (``helpers/teacher/exercises.json``) is written anew from ``source/`` as well.
+
+    nbgrader builds every notebook into a scratch folder first; only when all of them are
+    built do they replace those of ``notebooks/``, file by file (``teacher.files``): a
+    build that fails leaves ``notebooks/`` as it was. Without ``ids``, a translation that
+    cannot be built (an English cell added or changed since it was translated) does not
+    stop the English notebooks: the translated notebook stays as it was, and the message
+    names the cells that need a translation.
     """
     if not ids and not (root / "source").is_dir():
         print(f"no source/ folder in {root}", file=sys.stderr)
         return 2
-    from helpers.i18n import split_assignment
-    from helpers.teacher import translate
+    from helpers.i18n import assignment_id, split_assignment
+    from helpers.teacher import files, translate
 
     # the translated instructor notebooks first: source/<id>_<lang>/ from source/<id>/
     if ids:
@@ -125,42 +132,72 @@ def generate(ids: list[str], root: Path = ROOT) -> int:
             for p in sorted((root / "source").glob("*/*.*.yaml"))
             if p.name.startswith(p.parent.name + ".")
         ]
+    lagging: dict[tuple[str, str], list[str]] = {}  # (base, lang) -> what is untranslated
     for base, code in builds:
         try:
             written = translate.write(base, code, root)
         except (ValueError, OSError) as exc:
-            print(f"cannot build {base} in {code}: {exc}", file=sys.stderr)
-            return 2
+            if ids:  # asked for by name: nothing else to build
+                print(f"cannot build {base} in {code}: {exc}", file=sys.stderr)
+                return 2
+            lagging[(base, code)] = translate.problems(base, code, root) or [str(exc)]
+            continue
         print(f"built {written.relative_to(root)}")
-    ids = ids or [p.name for p in sorted((root / "source").iterdir()) if p.is_dir()]
+    stale = {assignment_id(base, code) for base, code in lagging}
+    ids = ids or [
+        p.name for p in sorted((root / "source").iterdir()) if p.is_dir() and p.name not in stale
+    ]
     unknown = [i for i in ids if not (root / "source" / i / f"{i}.ipynb").exists()]
     if unknown:
         print(f"no source notebook for: {', '.join(unknown)}", file=sys.stderr)
         return 2
-    with tempfile.TemporaryDirectory() as tmp:
-        db = f"sqlite:///{tmp}/gradebook.db"
+    scratch = Path(tempfile.mkdtemp(prefix=".generate-", dir=root))  # beside notebooks/
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            db = f"sqlite:///{tmp}/gradebook.db"
+            for assignment in ids:
+                cmd = [
+                    _bin("nbgrader"),
+                    "generate_assignment",
+                    assignment,
+                    "--force",
+                    f"--db={db}",
+                    "--CourseDirectory.root=" + str(root),
+                    "--CourseDirectory.release_directory=" + scratch.name,
+                    "--log-level=WARN",
+                ]
+                proc = subprocess.run(
+                    cmd, cwd=root, env=_env_with_venv(), capture_output=True, text=True, check=False
+                )
+                if proc.returncode != 0:
+                    print(proc.stdout + proc.stderr, file=sys.stderr)
+                    print(
+                        f"nbgrader generate_assignment {assignment} failed: notebooks/ is "
+                        "left as it was",
+                        file=sys.stderr,
+                    )
+                    return proc.returncode
         for assignment in ids:
-            cmd = [
-                _bin("nbgrader"),
-                "generate_assignment",
-                assignment,
-                "--force",
-                f"--db={db}",
-                "--CourseDirectory.root=" + str(root),
-                "--log-level=WARN",
-            ]
-            proc = subprocess.run(
-                cmd, cwd=root, env=_env_with_venv(), capture_output=True, text=True, check=False
-            )
-            if proc.returncode != 0:
-                print(proc.stdout + proc.stderr, file=sys.stderr)
-                print(f"nbgrader generate_assignment {assignment} failed", file=sys.stderr)
-                return proc.returncode
+            files.replace_folder(scratch / assignment, root / "notebooks" / assignment)
             print(f"generated notebooks/{assignment}/{assignment}.ipynb")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     if root == ROOT:
         from helpers.teacher import exercises
 
         print(f"wrote {exercises.write(root).relative_to(root)}")
+    for (base, code), issues in lagging.items():
+        aid = assignment_id(base, code)
+        print(
+            f"\n{aid} was not rebuilt: {len(issues)} cell(s) of "
+            f"source/{base}/{base}.{code}.yaml need a translation first:\n"
+            + "\n".join(f"  {issue}" for issue in issues)
+            + f"\nnotebooks/{aid} stays as it was. Add the new and changed cells to the "
+            f"translation file (marked TODO, the translated entries kept) with\n"
+            f"  python -m helpers.teacher.translate skeleton {base} --lang {code} --write\n"
+            "translate them, then generate again (docs/translating.md).",
+            file=sys.stderr,
+        )
     return 0
 
 

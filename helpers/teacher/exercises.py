@@ -93,8 +93,9 @@ def scan(root: Path) -> dict[str, dict]:
 
 def write(root: Path, out: Path = TABLE) -> Path:
     """Write the table of ``root``'s source notebooks to ``out`` (JSON, stable order)."""
-    out.write_text(json.dumps(scan(root), indent=1) + "\n", encoding="utf-8")
-    return out
+    from helpers.teacher.files import write_text
+
+    return write_text(out, json.dumps(scan(root), indent=1) + "\n")
 
 
 def load(path: Path = TABLE) -> dict[str, dict]:

@@ -17,7 +17,7 @@ cell or lies inside a solution or hidden test, a translation that changes the co
 
 A translator's commands (``python -m helpers.teacher.translate --help``)::
 
-    python -m helpers.teacher.translate skeleton 06_rope --lang ko   # new or stale entries
+    python -m helpers.teacher.translate skeleton 06_rope --lang ko --write  # TODO entries
     python -m helpers.teacher.translate check --lang ko              # what is missing
     python -m helpers generate                                       # build, then nbgrader
 """
@@ -256,10 +256,9 @@ def dumps(nb: nbformat.NotebookNode) -> str:
 
 def write(base: str, lang: str, root: Path = ROOT) -> Path:
     """Build ``base`` in ``lang`` into ``source/<id>_<lang>/`` (nbgrader then releases it)."""
-    path = output_path(base, lang, root)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(dumps(build(base, lang, root)), encoding="utf-8")
-    return path
+    from helpers.teacher.files import write_text
+
+    return write_text(output_path(base, lang, root), dumps(build(base, lang, root)))
 
 
 # --------------------------------------------------------------------------- skeleton
@@ -366,7 +365,7 @@ def skeleton(base: str, lang: str, root: Path = ROOT) -> str:
 # --------------------------------------------------------------------------- command line
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m helpers.teacher.translate",
         description="Translated notebooks: write a skeleton, check, build.",
@@ -374,6 +373,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", choices=("skeleton", "check", "build"))
     parser.add_argument("ids", nargs="*", help="notebook ids (default: every translated one)")
     parser.add_argument("--lang", default="ko", help="language code (default: ko)")
+    parser.add_argument(
+        "--write",
+        action="store_true",
+        help="skeleton: write it into the translation file (its current entries kept) "
+        "instead of printing it",
+    )
     args = parser.parse_args(argv)
     if args.lang == DEFAULT or args.lang not in LANGUAGES:
         print(
@@ -390,7 +395,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.command == "skeleton":
         for base in args.ids or ASSIGNMENTS:
-            sys.stdout.write(skeleton(base, args.lang))
+            text = skeleton(base, args.lang, root)  # read the file before anything is written
+            if args.write:
+                from helpers.teacher.files import write_text
+
+                path = write_text(translation_path(base, args.lang, root), text)
+                todo = text.count("# TODO")
+                print(f"wrote {path.relative_to(root)}: {todo} entr(ies) marked TODO")
+            else:
+                sys.stdout.write(text)
         return 0
     ids = args.ids or translated_ids(args.lang)
     if args.command == "check":
