@@ -10,7 +10,7 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 IDS := 01_order 02_sincos 03_norm 04_decay 05_rotation 06_rope 07_alibi 08_offsets 09_families 10_long_context
 
 .PHONY: setup lab test test-fast system-deps doctor notebooks lint bench clean \
-	release collect autograde feedback grades learner-build demo
+	release collect autograde feedback grades learner-build demo grade-ui
 
 # The teacher's cycle (helpers.classroom). EXCHANGE defaults to $PE_COURSE_EXCHANGE;
 # IDS_ARG narrows to some assignments (make release IDS_ARG=01_order); JOBS to the cores;
@@ -54,6 +54,11 @@ doctor: setup
 	$(BIN)/python -m helpers doctor
 
 # Regenerate the learner notebooks from source/ (never edit notebooks/ by hand).
+# The Formgrader (manual grading, extra credit, comments, feedback): JupyterLab on the course
+# folder, so that its links to source/ and autograded/ work (make lab's root is notebooks/).
+grade-ui: setup
+	$(BIN)/python -m helpers grade-ui
+
 notebooks: setup
 	$(BIN)/python -m helpers generate
 

@@ -266,6 +266,17 @@ def lab_command(lang: str = "en", root: Path = ROOT) -> list[str]:
     return [*cmd, str(root / "notebooks" / first / f"{first}.ipynb")]
 
 
+def grade_ui_command(root: Path = ROOT) -> list[str]:
+    """JupyterLab on the course folder, opening nbgrader's Formgrader: its links to
+    ``source/``, ``autograded/`` and ``feedback/`` resolve there (``lab``'s root is
+    ``notebooks/``). Run it in the course folder, where nbgrader finds
+    ``nbgrader_config.py`` and ``gradebook.db``."""
+    cmd = [_bin("jupyter"), "lab", f"--notebook-dir={root}", "--LabApp.default_url=/formgrader"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    return cmd
+
+
 # --------------------------------------------------------------------------- learner-setup
 
 COURSE_ID = "positional-encodings"
@@ -327,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         gen.add_argument(
             "ids", nargs="*", help=f"assignment ids (default: all of {', '.join(ASSIGNMENTS)})"
         )
+        sub.add_parser("grade-ui", help="the Formgrader: JupyterLab on the course folder")
         chk = sub.add_parser("check", help="grade a saved notebook as autograde would")
         chk.add_argument("notebook", type=Path)
         chk.add_argument("--seed", type=int, default=None, help="replay the random cases of a seed")
@@ -353,6 +365,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "generate":
         return generate(args.ids)
+    if args.command == "grade-ui":
+        cmd = grade_ui_command()
+        print(" ".join(cmd), flush=True)
+        return subprocess.call(cmd, cwd=ROOT, env=_env_with_venv())
     if args.command == "check":
         from helpers.teacher.isolated import check_command
 

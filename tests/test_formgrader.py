@@ -1,0 +1,187 @@
+"""The Formgrader with the course's grades, in headless Chromium (``make grade-ui``).
+
+A class of two is autograded by the course's grader; JupyterLab then runs as
+``python -m helpers grade-ui`` starts it (``cli.grade_ui_command``: the course folder as
+its root). In the Formgrader the teacher sees the written answer waiting, gives it a
+score, gives extra credit on a code cell and writes a comment; the gradebook holds them,
+a regrade keeps them, and the feedback shows them. The page of the submission is saved
+as a screenshot in ``artifacts/``.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from helpers import cli
+from helpers.teacher.classroom.course import course_id, db_url
+from helpers.teacher.classroom.grading import autograde
+from helpers.teacher.classroom.steps import feedback
+from tests import classroom_kit as kit
+from tests.test_browser import ARTIFACTS, CHROMIUM, LAUNCH_ARGS, _free_port, _skip_reason
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+ASSIGNMENT = "01_order"
+ANSWER = (
+    "Each output row is a softmax-weighted sum over all tokens, and the weights depend only "
+    "on the token vectors, so shuffling the tokens only shuffles the rows."
+)
+
+
+def _meta(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """A course whose class (alice answered the written question, bob did not) is graded."""
+    if _skip_reason():
+        pytest.skip(_skip_reason())
+    tmp = tmp_path_factory.mktemp("formgrader")
+    course = kit.course_with(tmp, [ASSIGNMENT])
+    path = kit.fill(course, "alice", ASSIGNMENT, broken=["answer_attention"], how="wrong")
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and _meta(cell).get("grade"):
+            cell.source = ANSWER
+    nbformat.write(nb, path)
+    kit.fill(course, "bob", ASSIGNMENT)
+    report = autograde(course, jobs=2, progress=False)
+    assert not report.failures(), report.summary()
+    return course
+
+
+@pytest.fixture(scope="module")
+def grade_ui(graded, tmp_path_factory):
+    """JupyterLab started as ``grade-ui`` starts it; yields (url, token)."""
+    tmp = tmp_path_factory.mktemp("grade-ui")
+    port, token = _free_port(), secrets.token_hex(16)
+    cmd = cli.grade_ui_command(graded)
+    assert f"--notebook-dir={graded}" in cmd
+    cmd = [
+        *[c for c in cmd if c != "--allow-root"],
+        "--allow-root",
+        "--no-browser",
+        f"--port={port}",
+        "--ip=127.0.0.1",
+        f"--IdentityProvider.token={token}",
+        "--LabApp.news_url=",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    env = kit.env() | {
+        "HOME": str(tmp),
+        "JUPYTER_CONFIG_DIR": str(tmp / ".jupyter"),
+        "PE_COURSE_EXCHANGE": str(tmp / "exchange"),
+    }
+    log = open(tmp / "lab.log", "w")  # noqa: SIM115  (closed below)
+    proc = subprocess.Popen(cmd, cwd=graded, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    log.flush()
+                    pytest.fail("JupyterLab did not start:\n" + (tmp / "lab.log").read_text())
+                time.sleep(0.5)
+        yield url, token
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def _ids(course: Path) -> tuple[str, str]:
+    nb = nbformat.read(course / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
+    written = next(
+        _meta(c)["grade_id"]
+        for c in nb.cells
+        if c.cell_type == "markdown" and _meta(c).get("grade")
+    )
+    code = next(
+        _meta(c)["grade_id"] for c in nb.cells if c.cell_type == "code" and _meta(c).get("grade")
+    )
+    return written, code
+
+
+def test_formgrader_grades_by_hand_and_a_regrade_keeps_it(graded, grade_ui):
+    from nbgrader.api import Gradebook
+    from playwright.sync_api import sync_playwright
+
+    url, token = grade_ui
+    written, code = _ids(graded)
+    # the Formgrader's links open the course's files: the root is the course folder
+    for path in (f"source/{ASSIGNMENT}/{ASSIGNMENT}.ipynb", f"autograded/alice/{ASSIGNMENT}"):
+        with urllib.request.urlopen(f"{url}/api/contents/{path}?token={token}", timeout=30) as r:
+            assert r.status == 200, path
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1300, "height": 900})
+            saved = []
+            page.on(
+                "response", lambda r: saved.append(r.url) if r.request.method == "PUT" else None
+            )
+            page.goto(f"{url}/?token={token}")  # logs in (a cookie for the API calls)
+            page.wait_for_url("**/formgrader**")  # grade-ui opens the Formgrader
+            page.goto(f"{url}/formgrader/gradebook/{ASSIGNMENT}/{ASSIGNMENT}")
+            page.wait_for_selector("text=Submission #2")
+            page.get_by_text("Show All Names").click()
+            page.wait_for_selector("text=alice")
+            table = page.inner_text("table")
+            assert "Written Score" in table and "0 / 1" in table, table
+            page.screenshot(path=str(ARTIFACTS / "formgrader_gradebook.png"))
+            page.get_by_role("link", name="alice").click()
+            page.wait_for_selector(f"#{written}")
+            page.wait_for_load_state("networkidle")  # the grades and comments are loaded
+            assert ANSWER in page.inner_text("body")
+            for selector, value in (
+                (f"#{written}", "1"),
+                (f"#{code}_extra_credit", "0.5"),
+                (f"#{written}-comment", "Clear and complete."),
+            ):
+                field = page.locator(selector)
+                field.fill(value)
+                field.dispatch_event("change")  # the Formgrader saves a field when it changes
+                page.wait_for_timeout(500)
+            page.wait_for_timeout(1500)
+            assert len(saved) >= 3, saved  # a grade, an extra credit, a comment
+            page.screenshot(path=str(ARTIFACTS / "formgrader_submission.png"), full_page=False)
+        finally:
+            browser.close()
+
+    url_db, cid = db_url(graded), course_id(graded)
+
+    def read() -> dict:
+        with Gradebook(url_db, cid) as gb:
+            grade = gb.find_grade(written, ASSIGNMENT, ASSIGNMENT, "alice")
+            return {
+                "manual": grade.manual_score,
+                "flagged": grade.needs_manual_grade,
+                "extra": gb.find_grade(code, ASSIGNMENT, ASSIGNMENT, "alice").extra_credit,
+                "comment": gb.find_comment(written, ASSIGNMENT, ASSIGNMENT, "alice").manual_comment,
+            }
+
+    want = {"manual": 1.0, "flagged": False, "extra": 0.5, "comment": "Clear and complete."}
+    assert read() == want
+    again = autograde(graded, jobs=2, progress=False)  # the course's regrade (--force)
+    assert not again.failures(), again.summary()
+    assert read() == want
+    feedback(graded, [ASSIGNMENT], exchange=None)
+    page = (graded / "feedback" / "alice" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text("utf-8")
+    assert "Clear and complete." in page and ANSWER in page
+    print(json.dumps(read()), ARTIFACTS / "formgrader_submission.png")
