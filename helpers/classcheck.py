@@ -31,13 +31,12 @@ RANDOM_BY_TEACHER = (
 )
 
 
-def _tools():
-    try:  # the teacher's installation
-        from helpers.teacher.checks.compare import agree, normalize
-        from helpers.teacher.codec import decode
-    except ImportError:  # the learner build: the same modules, shipped beside this one
-        from helpers._shipped.codec import decode
-        from helpers._shipped.compare import agree, normalize
+def shipped_tools() -> tuple:
+    """``(agree, normalize, decode)``: the grader's comparison and JSON decoding, as the
+    learner build ships them (``helpers/_shipped``, copied there by the build)."""
+    from helpers._shipped.codec import decode
+    from helpers._shipped.compare import agree, normalize
+
     return agree, normalize, decode
 
 
@@ -210,20 +209,24 @@ PARTS = {
 }
 
 
-def check_function(function: dict, namespace) -> Result:
-    """The classroom verdict of one function of the data file against ``namespace``."""
+def check_function(function: dict, namespace, tools: tuple | None = None) -> Result:
+    """The classroom verdict of one function of the data file against ``namespace``
+    (``tools``: ``shipped_tools()`` unless given)."""
     name, kind = function["name"], function["kind"]
     if kind == "files" or not function["cases"]:
         return Result(name, "not checked here", tr(RANDOM_BY_TEACHER))
     if name not in namespace:
-        key = (
-            "{name} is not defined: run the cell that defines this constant first."
-            if kind == "constant"
-            else "{name} is not defined: run the cell that defines this function first."
-        )
-        return Result(name, "FAILED", _message(function, tr(key, name=name), None))
+        if kind == "constant":
+            text = tr(
+                "{name} is not defined: run the cell that defines this constant first.", name=name
+            )
+        else:
+            text = tr(
+                "{name} is not defined: run the cell that defines this function first.", name=name
+            )
+        return Result(name, "FAILED", _message(function, text, None))
     target = namespace[name]
-    tools = _tools()
+    tools = tools or shipped_tools()
     parts: dict[str, bool] = {}
     first = None
     for case in function["cases"]:
@@ -265,7 +268,9 @@ def _table(rows: list[tuple[str, str, str]]) -> str:
     return table(rows)
 
 
-def self_check(assignment: str, namespace, path: Path = DATA) -> ClassReport | None:
+def self_check(
+    assignment: str, namespace, path: Path = DATA, tools: tuple | None = None
+) -> ClassReport | None:
     """Run the classroom checks of ``assignment`` against ``namespace`` and print a table:
     every function's verdict, the failures in full, the mistakes the checks recognise, and
     that the random cases are graded by the teacher. Never raises."""
@@ -285,7 +290,7 @@ def self_check(assignment: str, namespace, path: Path = DATA) -> ClassReport | N
         report = ClassReport(str(assignment))
         for function in functions:
             try:
-                result = check_function(function, namespace)
+                result = check_function(function, namespace, tools)
             except Exception as exc:  # noqa: BLE001  (the self-check never raises)
                 result = Result(
                     function["name"], "FAILED", tr("could not be checked: {error}", error=exc)
@@ -296,6 +301,17 @@ def self_check(assignment: str, namespace, path: Path = DATA) -> ClassReport | N
                 report.mistakes[function["name"]] = names
         _print(report)
         return report
+
+
+def _shown(verdict: str) -> str:
+    """A verdict in the current language, as the table shows it."""
+    if verdict == "passed":
+        return tr("passed")
+    if verdict == "partly":
+        return tr("partly")
+    if verdict == "FAILED":
+        return tr("FAILED")
+    return tr("not checked here")
 
 
 def _print(report: ClassReport) -> None:
@@ -309,12 +325,12 @@ def _print(report: ClassReport) -> None:
             total=len(checked),
         )
     )
-    print(_table([(r.name, tr(r.verdict), r.message) for r in report.results]))
+    print(_table([(r.name, _shown(r.verdict), r.message) for r in report.results]))
     for result in report.results:
         if not result.passed and "\n" in result.message:
             print(f"\n{result.name}:\n{result.message}")
     if report.mistakes:
         print("\n" + tr("Known mistakes these checks recognise by name:"))
         for name, mistakes in report.mistakes.items():
-            print(f"  {name}: " + "; ".join(tr(m) for m in mistakes))
+            print(f"  {name}: " + "; ".join(tr(mistake) for mistake in mistakes))
     print("\n" + tr(RANDOM_BY_TEACHER))
