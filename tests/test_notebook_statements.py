@@ -241,6 +241,24 @@ def test_06_norm_gap_is_one_unit_in_the_last_place(tmp_path_factory):
     assert float(re.search(r"at pos 0 (\S+)", out).group(1)) > 0.0, out
 
 
+def test_06_cache_scores_agree_to_rounding_not_exactly(tmp_path_factory):
+    found = cells("06_rope", tmp_path_factory)
+    gap = float(re.search(r"max difference: (\S+)", found["cache-code"]).group(1))
+    assert gap < 1e-15, gap
+    assert (
+        "to rounding\n(a few $10^{-16}$" in found["cache-md"] and "exactly" not in found["cache-md"]
+    )
+
+
+def test_10_fast_pair_angles_are_within_half_a_step(tmp_path_factory):
+    found = cells("10_long_context", tmp_path_factory)
+    gap = float(
+        re.search(r"fast pairs: largest gap (\S+) of their own step", found["why-slow"]).group(1)
+    )
+    assert gap <= 0.5, gap
+    assert "lies within half a step of one it met in training" in found["why-slow-md"]
+
+
 def test_06_report_table_comes_after_the_section_it_cites(tmp_path_factory):
     found = cells("06_rope", tmp_path_factory)
     order = list(found)
