@@ -73,3 +73,13 @@ c.GenerateFeedback.preprocessors = [
 
 if os.environ.get("PE_COURSE_EXCHANGE"):
     c.Exchange.root = os.environ["PE_COURSE_EXCHANGE"]
+
+# Feedback pages stand alone (helpers.teacher.feedback_render): formulas as MathML made when
+# the page is generated, no script and no request, hints open, verdicts wrapping, and a table
+# of each function's score, named mistake and exercise to revisit, in the assignment's language.
+from helpers.teacher import feedback_render  # noqa: E402
+
+c.HTMLExporter.template_name = feedback_render.TEMPLATE
+c.HTMLExporter.extra_template_basedirs = feedback_render.template_dirs()
+c.HTMLExporter.filters = feedback_render.FILTERS
+c.HTMLExporter.exclude_anchor_links = True

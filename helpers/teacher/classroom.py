@@ -1238,7 +1238,10 @@ def add_commands(sub) -> None:
     common(sub.add_parser("feedback", help="generate feedback and release it"), True)
     grades = sub.add_parser("grades", help="export the grades as CSV")
     common(grades, False)
-    grades.add_argument("--out", type=Path, default=Path("grades.csv"), help="CSV file")
+    grades.add_argument("--out", type=Path, default=None, help="CSV file")
+    from helpers.teacher import lms
+
+    lms.add_arguments(grades)
     build = sub.add_parser("learner-build", help="a wheel of helpers without the solutions")
     build.add_argument("--out", type=Path, default=Path("dist"), help="output folder")
 
@@ -1271,8 +1274,12 @@ def run_command(args) -> int:
                 scheduler=args.scheduler,
             )
             print(report.summary())
+        elif args.command == "grades" and args.format:
+            from helpers.teacher import lms
+
+            print("\n".join(lms.run(course, args).lines()))
         elif args.command == "grades":
-            out = args.out if args.out.is_absolute() else Path.cwd() / args.out
+            out = Path.cwd() / (args.out or "grades.csv")
             rows = export_grades(course, out, args.ids, args.db)
             print(f"wrote {len(rows)} learner(s) to {out}")
     except (ValueError, RuntimeError) as exc:
