@@ -28,7 +28,7 @@ from pathlib import Path
 
 import nbformat
 
-from helpers.teacher import classroom
+from helpers.teacher import class_report, classroom, lms
 from tests import rehearsal
 from tests.fixtures import grading_course as gc
 
@@ -122,6 +122,30 @@ def learners_submit(course: Path, exchange: Path, homes: Path) -> list[str]:
     return list(plan)
 
 
+# The school's roster of the class: the names, emails, LMS ids and sections the Canvas and
+# Moodle files carry (one name with a comma, one in Hangul, one with quotes).
+NAMES = {
+    "correct": "Lovelace, Ada",
+    "blank": "김민준",
+    "mistake01": 'Grace "Amazing" Hopper',
+}
+
+
+def write_roster(course: Path, students: list[str]) -> Path:
+    """``roster.csv`` of the class (``helpers.teacher.lms.ROSTER_COLUMNS``)."""
+    import csv
+
+    path = course / "roster.csv"
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["student_id", "name", "email", "lms_id", "section"])
+        for index, student in enumerate(students, start=1):
+            name = NAMES.get(student, f"Learner {student.capitalize()}")
+            section = "Section A" if index % 2 else "Section B"
+            writer.writerow([student, name, f"{student}@school.example", 40000 + index, section])
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("demo"), help="scratch folder")
@@ -149,6 +173,11 @@ def main(argv: list[str] | None = None) -> int:
     step("feedback generated and released")
     rows = classroom.export_grades(course, course / "grades.csv")
     step(f"grades of {len(rows)} learners written")
+    roster = write_roster(course, students)
+    lms_files = {fmt: lms.export(course, fmt, roster_path=roster) for fmt in lms.FORMATS}
+    step("Canvas, Moodle and plain grade files written from the roster")
+    index = class_report.write(course)
+    step("class report written")
     seconds = time.perf_counter() - start
     print()
     print(f"demo class ready in {seconds:.0f} s. Open:")
@@ -156,6 +185,11 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"  {course / classroom.REPORT_NAME}      status, score, seed and replay command per notebook"
     )
+    print(f"  {roster}                 the school's roster: names, emails, LMS ids")
+    print(f"  {lms_files['canvas'].paths[0]}         Canvas's gradebook import")
+    print(f"  {lms_files['moodle'].paths[0]}         Moodle's grade import")
+    print(f"  {lms_files['csv'].paths[0]}          names, emails, status, totals")
+    print(f"  {index}        what the class got wrong")
     print(f"  {course / 'autograded'}/<learner>/<id>/<id>.ipynb   the graded notebooks")
     print(f"  {course / 'feedback'}/<learner>/<id>/<id>.html     what each learner reads")
     print(f"    e.g. {course / 'feedback' / 'mistake02' / FX / (FX + '.html')}")

@@ -1202,7 +1202,7 @@ def copy_course(src: Path, dest: Path, ids: Iterable[str] | None = None) -> Path
 
 # --------------------------------------------------------------------------- commands
 
-COMMANDS = ("release", "collect", "autograde", "feedback", "grades", "learner-build")
+COMMANDS = ("release", "collect", "autograde", "feedback", "grades", "report", "learner-build")
 
 
 def add_commands(sub) -> None:
@@ -1242,6 +1242,9 @@ def add_commands(sub) -> None:
     from helpers.teacher import lms
 
     lms.add_arguments(grades)
+    from helpers.teacher import class_report
+
+    class_report.add_command(sub)
     build = sub.add_parser("learner-build", help="a wheel of helpers without the solutions")
     build.add_argument("--out", type=Path, default=Path("dist"), help="output folder")
 
@@ -1274,6 +1277,10 @@ def run_command(args) -> int:
                 scheduler=args.scheduler,
             )
             print(report.summary())
+        elif args.command == "report":
+            from helpers.teacher import class_report
+
+            class_report.run(course, args)
         elif args.command == "grades" and args.format:
             from helpers.teacher import lms
 

@@ -73,9 +73,25 @@ def language_of(assignment: str | None) -> str:
     return split_assignment(str(assignment or ""))[1]
 
 
-def say(text: str, assignment: str | None = None) -> str:
-    """A label of the page in the assignment's language."""
-    return tr(text, lang=language_of(assignment))
+def labels() -> dict[str, str]:
+    """Every label of the template, in the current language (``say`` picks one)."""
+    return {
+        "Score": tr("Score"),
+        "Top": tr("Top"),
+        "Your answer": tr("Your answer"),
+        "Your task": tr("Your task"),
+        "Test cell": tr("Test cell"),
+        "Your teacher's comment": tr("Your teacher's comment"),
+    }
+
+
+def say(label: str, assignment: str | None = None) -> str:
+    """A label of the page (a key of ``labels()``) in the assignment's language."""
+    with speaking(language_of(assignment)):
+        said = labels()
+    if label not in said:
+        raise ValueError(f"label must be one of {', '.join(said)}, got {label!r}")
+    return said[label]
 
 
 def page_language(assignment: str | None) -> str:
