@@ -34,6 +34,8 @@ from tests.fixtures import grading_course as gc
 
 REPO = Path(__file__).resolve().parents[1]
 REAL = "06_rope"
+REAL_KO = "06_rope_ko"  # the Korean edition, taken by one learner
+KOREAN = "korean"
 FX = gc.ASSIGNMENT
 CHEATS = ("patch_numpy_builtins_math_in_answers", "always_equal_object")
 
@@ -50,6 +52,8 @@ def _learners() -> dict[str, dict]:
             "fx": ("answers", {**gc.SOLUTIONS, fn: body}),
             "rope": (i, how),
         }
+    # the Korean edition, one function wrong and one not written yet
+    plan[KOREAN] = {"fx": ("answers", dict(gc.SOLUTIONS)), "rope": ((3, 5), "ko")}
     plan["cheater"] = {"fx": ("tamper", CHEATS[0]), "rope": ([], "stub")}
     plan["cheater2"] = {"fx": ("tamper", CHEATS[1]), "rope": ([], "stub")}
     return plan
@@ -59,7 +63,7 @@ def build_course(out: Path) -> Path:
     """The scratch course: the repository's config, 06_rope and fx_grading."""
     if out.exists():
         shutil.rmtree(out)
-    course = classroom.copy_course(REPO, out / "course", [REAL])
+    course = classroom.copy_course(REPO, out / "course", [REAL, REAL_KO])
     src = course / "source" / FX
     src.mkdir(parents=True)
     nbformat.write(gc.source_notebook(), src / f"{FX}.ipynb")
@@ -100,10 +104,22 @@ def _fill(path: Path, course: Path, assignment: str, what, index: int) -> None:
     broken, how = what
     if broken == "blank":
         return
-    source = course / "source" / REAL / f"{REAL}.ipynb"
+    source = course / "source" / assignment / f"{assignment}.ipynb"
+    answers = rehearsal.answer_ids(source)
     if isinstance(broken, int):
-        answers = rehearsal.answer_ids(source)
         broken = [answers[broken % len(answers)]]
+    if how == "ko":  # the first one wrong, the second left as the stub
+        ways = dict(zip((answers[i % len(answers)] for i in broken), ("wrong", "stub")))
+        solutions = rehearsal.solution_cells(nbformat.read(source, as_version=4))
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            meta = cell.get("metadata", {}).get("nbgrader", {})
+            gid = meta.get("grade_id")
+            if meta.get("solution") and gid in solutions:
+                answer = solutions[gid]
+                cell.source = rehearsal._break(answer, ways[gid]) if gid in ways else answer
+        nbformat.write(nb, path)
+        return
     rehearsal.make_submission(path, source, path, broken=broken, how=how)
 
 
@@ -114,7 +130,8 @@ def learners_submit(course: Path, exchange: Path, homes: Path) -> list[str]:
     for index, (student, what) in enumerate(plan.items()):
         home = homes / student
         home.mkdir(parents=True, exist_ok=True)
-        for assignment, key in ((REAL, "rope"), (FX, "fx")):
+        real = REAL_KO if student == KOREAN else REAL
+        for assignment, key in ((real, "rope"), (FX, "fx")):
             _exchange_app("fetch", course_id, assignment, student, home, exchange).start()
             path = home / assignment / f"{assignment}.ipynb"
             _fill(path, course, assignment, what[key], index)
@@ -160,16 +177,16 @@ def main(argv: list[str] | None = None) -> int:
     course = build_course(out)
     exchange, homes = out / "exchange", out / "learners"
     step(f"course folder {course} (06_rope and fx_grading)")
-    classroom.release(course, [REAL, FX], exchange)
+    classroom.release(course, [REAL, REAL_KO, FX], exchange)
     step("released")
     students = learners_submit(course, exchange, homes)
     step(f"{len(students)} learners fetched, answered and submitted: {', '.join(students)}")
-    classroom.collect(course, [REAL, FX], exchange)
+    classroom.collect(course, [REAL, REAL_KO, FX], exchange)
     step("collected")
-    report = classroom.autograde(course, [REAL, FX], jobs=args.jobs, progress=False)
+    report = classroom.autograde(course, [REAL, REAL_KO, FX], jobs=args.jobs, progress=False)
     step("autograded")
     print(report.summary())
-    classroom.feedback(course, [REAL, FX], exchange)
+    classroom.feedback(course, [REAL, REAL_KO, FX], exchange)
     step("feedback generated and released")
     rows = classroom.export_grades(course, course / "grades.csv")
     step(f"grades of {len(rows)} learners written")

@@ -1067,8 +1067,9 @@ def notebook_scores(
                     continue
                 for nb in sub.notebooks:
                     path = course / "autograded" / student / assignment / f"{nb.name}.ipynb"
+                    late = float(nb.late_submission_penalty or 0.0)  # helpers.teacher.late
                     scores[(student, assignment, nb.name)] = (
-                        float(nb.score) if path.exists() else 0.0
+                        float(nb.score) - late if path.exists() else 0.0
                     )
     return scores, maxima
 

@@ -99,6 +99,11 @@ def page_language(assignment: str | None) -> str:
     return language_of(assignment)
 
 
+def _code(text: str) -> str:
+    """Plain text with its `backticked` names as code."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
+
+
 def _num(value) -> str:
     return f"{round(float(value or 0.0), 2):g}"
 
@@ -112,7 +117,8 @@ def summary(nb, resources: dict) -> str:
     info = (resources or {}).get("nbgrader", {})
     assignment = info.get("assignment")
     with speaking(language_of(assignment)):
-        rows, comments = [], []
+        functions: dict[str, dict] = {}  # function -> its cells' scores, mistake, section
+        comments = []
         for cell in nb.cells:
             meta = cell.get("metadata", {})
             grading = meta.get("nbgrader", {})
@@ -126,20 +132,27 @@ def summary(nb, resources: dict) -> str:
                 continue
             record = meta.get(VERDICT_KEY, {})
             gid = str(grading.get("grade_id", ""))
-            name = record.get("function") or gid
-            mistake = record.get("mistake")
-            said = tr(mistake) if mistake else ""
-            if record.get("unfinished"):
-                said = tr("not written yet")
-            section = record.get("section") or ""
-            rows.append(
-                "<tr>"
-                f'<td><a href="#{html.escape(gid)}"><code>{html.escape(name)}</code></a></td>'
-                f"<td>{_num(grading.get('score'))} / {_num(grading.get('points'))}</td>"
-                f'<td class="pe-mistake">{html.escape(said)}</td>'
-                f"<td>{html.escape(section_text(section)) if section else ''}</td>"
-                "</tr>"
+            row = functions.setdefault(
+                record.get("function") or gid,
+                {"anchor": gid, "score": 0.0, "points": 0.0, "said": "", "section": ""},
             )
+            row["score"] += float(grading.get("score") or 0.0)
+            row["points"] += float(grading.get("points") or 0.0)
+            if record.get("unfinished"):
+                row["said"] = tr("not written yet")
+            elif record.get("mistake") and not row["said"]:
+                mistake = record["mistake"]
+                row["said"] = tr(mistake)
+            row["section"] = row["section"] or record.get("section") or ""
+        rows = [
+            "<tr>"
+            f'<td><a href="#{html.escape(r["anchor"])}"><code>{html.escape(name)}</code></a></td>'
+            f"<td>{_num(r['score'])} / {_num(r['points'])}</td>"
+            f'<td class="pe-mistake">{html.escape(r["said"])}</td>'
+            f"<td>{_code(section_text(r['section'])) if r['section'] else ''}</td>"
+            "</tr>"
+            for name, r in functions.items()
+        ]
         out = []
         if rows:
             head = (tr("function"), tr("Score"), tr("Named mistake"), tr("Revisit"))
