@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import csv
 import datetime as dt
+import html
 import io
 import re
 import warnings
@@ -227,7 +228,7 @@ def test_report_of_the_demo_class(demo_class):
         assert "http://" not in page and "https://" not in page and "<script" not in page
     page = (course / "reports" / f"{FX}.html").read_text(encoding="utf-8")
     for _fn, name, _body in gc.MISTAKES:
-        assert name in page
+        assert html.escape(name) in page
 
 
 def test_report_speaks_korean_for_a_korean_class(demo_class):

@@ -28,7 +28,7 @@ _SKIP = re.compile(
     r"(<pre\b.*?</pre>|<code\b.*?</code>|<math\b.*?</math>)", re.DOTALL | re.IGNORECASE
 )
 _DISPLAY = re.compile(r"\$\$(.+?)\$\$", re.DOTALL)
-_INLINE = re.compile(r"(?<![\\$\w])\$(?=\S)([^$\n]+?)(?<=\S)\$(?!\$)")
+_INLINE = re.compile(r"(?<![\\$\w])\$(?=\S)([^$<]+?)(?<=\S)\$(?!\$)")  # may span lines
 _BRACKETS = re.compile(r"\\\[(.+?)\\\]|\\\((.+?)\\\)", re.DOTALL)
 
 

@@ -41,15 +41,19 @@ DAY_S = 86400.0
 
 
 def parse_due(text: str) -> dt.datetime:
-    """A due date as nbgrader stores it (naive UTC) from ``2026-12-08 23:59:00 +0900``."""
-    from nbgrader.utils import parse_utc
+    """A due date as nbgrader stores it (naive UTC) from ``2026-12-08 23:59:00 +0900``
+    (without a time zone: UTC)."""
+    from dateutil import parser
 
     try:
-        return parse_utc(str(text))
+        when = parser.parse(str(text))
     except (ValueError, OverflowError, TypeError) as exc:
         raise ValueError(
             f"due date must be a date and time such as '2026-12-08 23:59:00 +0900', got {text!r}"
         ) from exc
+    if when.tzinfo is not None:
+        when = when.astimezone(dt.UTC).replace(tzinfo=None)
+    return when
 
 
 def read_extensions(path: Path) -> dict[tuple[str, str], float]:
