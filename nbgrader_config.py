@@ -60,19 +60,19 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.LimitOutput",
     "helpers.teacher.nbgrader_plugin.IsolatedGrades",
     "nbgrader.preprocessors.SaveAutoGrades",
-    "helpers.teacher.late.ApplyDueDates",
+    "helpers.teacher.classroom.late.ApplyDueDates",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 
-# Late work (helpers.teacher.late): each assignment's due date (its English id covers every
+# Late work (helpers.teacher.classroom.late): each assignment's due date (its English id covers every
 # language edition), per-learner extensions from extensions.csv (student_id, assignment, days)
 # and the penalty: 10 % of a notebook's score per day or part of a day late, at most 50 %.
 # Written into the gradebook at every grading, so a regrade recomputes the penalties from
 # what is configured now. No due date: no penalty.
 c.ApplyDueDates.duedates = {}  # e.g. {"06_rope": "2026-12-08 23:59:00 +0900"}
 c.ApplyDueDates.extensions_file = "extensions.csv"
-c.AssignLatePenalties.plugin_class = "helpers.teacher.late.DailyPenalty"
+c.AssignLatePenalties.plugin_class = "helpers.teacher.classroom.late.DailyPenalty"
 c.DailyPenalty.per_day = 0.10
 c.DailyPenalty.cap = 0.50
 

@@ -28,7 +28,13 @@ from pathlib import Path
 
 import nbformat
 
-from helpers.teacher import class_report, classroom, lms
+from helpers.teacher.classroom import lms
+from helpers.teacher.classroom import report as class_report
+from helpers.teacher.classroom.course import copy_course, course_id
+from helpers.teacher.classroom.grades import export_grades
+from helpers.teacher.classroom.grading import autograde
+from helpers.teacher.classroom.steps import collect, feedback, release
+from helpers.teacher.classroom.summary import REPORT_NAME
 from tests import rehearsal
 from tests.fixtures import grading_course as gc
 
@@ -63,7 +69,7 @@ def build_course(out: Path) -> Path:
     """The scratch course: the repository's config, 06_rope and fx_grading."""
     if out.exists():
         shutil.rmtree(out)
-    course = classroom.copy_course(REPO, out / "course", [REAL, REAL_KO])
+    course = copy_course(REPO, out / "course", [REAL, REAL_KO])
     src = course / "source" / FX
     src.mkdir(parents=True)
     nbformat.write(gc.source_notebook(), src / f"{FX}.ipynb")
@@ -125,17 +131,17 @@ def _fill(path: Path, course: Path, assignment: str, what, index: int) -> None:
 
 def learners_submit(course: Path, exchange: Path, homes: Path) -> list[str]:
     """Each learner fetches both assignments, answers and submits (nbgrader's exchange)."""
-    course_id = classroom.course_id(course)
+    cid = course_id(course)
     plan = _learners()
     for index, (student, what) in enumerate(plan.items()):
         home = homes / student
         home.mkdir(parents=True, exist_ok=True)
         real = REAL_KO if student == KOREAN else REAL
         for assignment, key in ((real, "rope"), (FX, "fx")):
-            _exchange_app("fetch", course_id, assignment, student, home, exchange).start()
+            _exchange_app("fetch", cid, assignment, student, home, exchange).start()
             path = home / assignment / f"{assignment}.ipynb"
             _fill(path, course, assignment, what[key], index)
-            _exchange_app("submit", course_id, assignment, student, home, exchange).start()
+            _exchange_app("submit", cid, assignment, student, home, exchange).start()
     return list(plan)
 
 
@@ -177,18 +183,18 @@ def main(argv: list[str] | None = None) -> int:
     course = build_course(out)
     exchange, homes = out / "exchange", out / "learners"
     step(f"course folder {course} (06_rope and fx_grading)")
-    classroom.release(course, [REAL, REAL_KO, FX], exchange)
+    release(course, [REAL, REAL_KO, FX], exchange)
     step("released")
     students = learners_submit(course, exchange, homes)
     step(f"{len(students)} learners fetched, answered and submitted: {', '.join(students)}")
-    classroom.collect(course, [REAL, REAL_KO, FX], exchange)
+    collect(course, [REAL, REAL_KO, FX], exchange)
     step("collected")
-    report = classroom.autograde(course, [REAL, REAL_KO, FX], jobs=args.jobs, progress=False)
+    report = autograde(course, [REAL, REAL_KO, FX], jobs=args.jobs, progress=False)
     step("autograded")
     print(report.summary())
-    classroom.feedback(course, [REAL, REAL_KO, FX], exchange)
+    feedback(course, [REAL, REAL_KO, FX], exchange)
     step("feedback generated and released")
-    rows = classroom.export_grades(course, course / "grades.csv")
+    rows = export_grades(course, course / "grades.csv")
     step(f"grades of {len(rows)} learners written")
     roster = write_roster(course, students)
     lms_files = {fmt: lms.export(course, fmt, roster_path=roster) for fmt in lms.FORMATS}
@@ -199,9 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"demo class ready in {seconds:.0f} s. Open:")
     print(f"  {course / 'grades.csv'}                 one row per learner")
-    print(
-        f"  {course / classroom.REPORT_NAME}      status, score, seed and replay command per notebook"
-    )
+    print(f"  {course / REPORT_NAME}      status, score, seed and replay command per notebook")
     print(f"  {roster}                 the school's roster: names, emails, LMS ids")
     print(f"  {lms_files['canvas'].paths[0]}         Canvas's gradebook import")
     print(f"  {lms_files['moodle'].paths[0]}         Moodle's grade import")

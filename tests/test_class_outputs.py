@@ -23,7 +23,12 @@ from pathlib import Path
 import pytest
 
 from helpers.i18n import split_assignment
-from helpers.teacher import class_report, classroom, lms
+from helpers.teacher.classroom import lms
+from helpers.teacher.classroom import report as class_report
+from helpers.teacher.classroom.course import course_id
+from helpers.teacher.classroom.grades import export_grades
+from helpers.teacher.classroom.grading import autograde
+from helpers.teacher.classroom.steps import collect, release
 from tests import classroom_kit as kit
 from tests import demo
 from tests.fixtures import grading_course as gc
@@ -57,7 +62,7 @@ def _truth(course: Path) -> tuple[dict[str, float], dict[tuple[str, str], float]
 
     url = f"sqlite:///{course / 'gradebook.db'}"
     maxima, scores = {}, {}
-    with Gradebook(url, classroom.course_id(course)) as gb:
+    with Gradebook(url, course_id(course)) as gb:
         for assignment in gb.assignments:
             base = split_assignment(assignment.name)[0]
             maxima[base] = float(assignment.max_score)
@@ -274,8 +279,8 @@ def test_feedback_pages_have_no_script_and_name_scores_and_mistakes(demo_class):
 def _late_course(tmp_path: Path) -> tuple[Path, Path, Path]:
     course = demo.build_course(tmp_path / "late")
     exchange, homes = tmp_path / "late" / "exchange", tmp_path / "late" / "learners"
-    classroom.release(course, [FX], exchange)
-    cid = classroom.course_id(course)
+    release(course, [FX], exchange)
+    cid = course_id(course)
     for student in ("alice", "bob"):
         home = homes / student
         home.mkdir(parents=True)
@@ -283,7 +288,7 @@ def _late_course(tmp_path: Path) -> tuple[Path, Path, Path]:
         path = home / FX / f"{FX}.ipynb"
         demo._fill(path, course, FX, ("answers", dict(gc.SOLUTIONS)), 0)
         demo._exchange_app("submit", cid, FX, student, home, exchange).start()
-    classroom.collect(course, [FX], exchange)
+    collect(course, [FX], exchange)
     return course, exchange, homes
 
 
@@ -302,7 +307,7 @@ def _penalties(course: Path) -> dict[str, tuple[float, float]]:
     """learner -> (score, late penalty) from nbgrader's gradebook."""
     from nbgrader.api import Gradebook
 
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", classroom.course_id(course)) as gb:
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", course_id(course)) as gb:
         return {
             s.student.id: (float(s.score), float(s.late_submission_penalty or 0))
             for s in gb.find_assignment(FX).submissions
@@ -318,7 +323,7 @@ def test_late_penalties_extensions_and_regrades(tmp_path):
     full = float(gc.TOTAL_POINTS)
     # due 2.5 days before bob submitted: 3 started days late, 30 %; alice has 3 days more
     _configure(course, submitted - dt.timedelta(days=2.5), {"alice": 3})
-    report = classroom.autograde(course, [FX], jobs=2, progress=False)
+    report = autograde(course, [FX], jobs=2, progress=False)
     assert all(t.ok for t in report.tasks)
     got = _penalties(course)
     assert got["alice"] == (full, 0.0)
@@ -331,32 +336,32 @@ def test_late_penalties_extensions_and_regrades(tmp_path):
     assert rows["bob"][FX] == _two(0.7 * full) and rows["bob"][f"{FX} late penalty"] == _two(
         0.3 * full
     )
-    grades = classroom.export_grades(course, tmp_path / "grades.csv")
+    grades = export_grades(course, tmp_path / "grades.csv")
     assert {r["student_id"]: r[FX] for r in grades} == {
         "alice": full,
         "bob": pytest.approx(0.7 * full),
     }
     # a regrade recomputes from the file as it is now: bob's 2-day extension leaves half a day
     _configure(course, submitted - dt.timedelta(days=2.5), {"alice": 3, "bob": 2})
-    classroom.autograde(course, [FX], jobs=1, progress=False)
+    autograde(course, [FX], jobs=1, progress=False)
     assert _penalties(course)["bob"][1] == pytest.approx(0.1 * full)
     # ten days late: the cap, 50 %
     _configure(course, submitted - dt.timedelta(days=10), {})
-    classroom.autograde(course, [FX], jobs=1, progress=False)
+    autograde(course, [FX], jobs=1, progress=False)
     assert {s: p for s, (_, p) in _penalties(course).items()} == {
         "alice": pytest.approx(0.5 * full),
         "bob": pytest.approx(0.5 * full),
     }
     # no due date any more: no stale penalty survives the regrade (nbgrader #723)
     _configure(course, None, {})
-    classroom.autograde(course, [FX], jobs=1, progress=False)
+    autograde(course, [FX], jobs=1, progress=False)
     assert _penalties(course) == {"alice": (full, 0.0), "bob": (full, 0.0)}
-    grades = classroom.export_grades(course, tmp_path / "grades.csv")
+    grades = export_grades(course, tmp_path / "grades.csv")
     assert {r["student_id"]: r[FX] for r in grades} == {"alice": full, "bob": full}
 
 
 def test_daily_penalty_rule():
-    from helpers.teacher.late import DailyPenalty, parse_due
+    from helpers.teacher.classroom.late import DailyPenalty, parse_due
 
     rule = DailyPenalty()
     assert rule.share(0) == 0.0 and rule.share(-5) == 0.0

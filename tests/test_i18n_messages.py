@@ -44,7 +44,7 @@ NON_LITERAL_SITES = {
     ("helpers/teacher/verdict.py", "REPLAY"),
     ("helpers/grader.py", "TEACHER_SIDE"),
     ("helpers/teacher/feedback_render.py", "mistake"),  # a mistake's catalogue name
-    ("helpers/teacher/class_report.py", "name"),  # a mistake's catalogue name
+    ("helpers/teacher/classroom/report.py", "name"),  # a mistake's catalogue name
 }
 
 

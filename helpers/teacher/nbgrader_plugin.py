@@ -404,7 +404,7 @@ class IsolatedGrades(NbGraderPreprocessor):
 
 
 # The cell metadata key of each grade cell's verdict in the autograded notebook, read by the
-# class report (``helpers.teacher.class_report``): the function, its verdict, its share of
+# class report (``helpers.teacher.classroom.report``): the function, its verdict, its share of
 # the points, the catalogue name of the mistake it matched and whether it was left unwritten.
 VERDICT_KEY = "pe_verdict"
 

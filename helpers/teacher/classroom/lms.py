@@ -30,6 +30,10 @@ import csv
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from helpers.teacher.classroom.course import assignment_ids, course_id, db_url, load_config
+from helpers.teacher.classroom.grades import statuses
+from helpers.teacher.classroom.steps import registered
+
 FORMATS = ("canvas", "moodle", "csv")
 DEFAULT_NAMES = {
     "canvas": "grades-canvas.csv",
@@ -145,9 +149,7 @@ def read_roster(path: Path) -> dict[str, Learner]:
 
 def column_names(course: Path, bases: list[str]) -> dict[str, str]:
     """Each assignment's column name: ``c.LmsExport.columns`` of the config, else its id."""
-    from helpers.teacher import classroom
-
-    cfg = classroom._load_config(course)
+    cfg = load_config(course)
     named = dict(cfg.LmsExport.columns) if "columns" in cfg.LmsExport else {}
     return {b: str(named.get(b, b)) for b in bases}
 
@@ -159,17 +161,14 @@ def gradebook_entries(course: Path, ids=None, db: str | None = None) -> Gradeboo
     from nbgrader.api import MissingEntry
 
     from helpers.i18n import split_assignment
-    from helpers.teacher import classroom
 
     if not db and not (course / "gradebook.db").exists():
         raise ValueError(f"course has no gradebook.db yet (run autograde first): {course}")
-    ids = [
-        i for i in classroom.assignment_ids(course, ids) if i in classroom.registered(course, db)
-    ]
+    ids = [i for i in assignment_ids(course, ids) if i in registered(course, db)]
     bases = list(dict.fromkeys(split_assignment(i)[0] for i in ids))
     raw: dict[tuple[str, str], tuple[float, float, int]] = {}  # score, penalty, waiting
     maxima: dict[str, float] = {}
-    with NbGradebook(classroom.db_url(course, db), classroom.course_id(course)) as gb:
+    with NbGradebook(db_url(course, db), course_id(course)) as gb:
         students = sorted(s.id for s in gb.students)
         for assignment in ids:
             top = float(sum(nb.max_score for nb in gb.find_assignment(assignment).notebooks))
@@ -188,7 +187,7 @@ def gradebook_entries(course: Path, ids=None, db: str | None = None) -> Gradeboo
                         penalty += float(nb.late_submission_penalty or 0.0)
                     waiting += sum(1 for g in nb.grades if g.needs_manual_grade)
                 raw[(student, assignment)] = (score, penalty, waiting)
-    status = classroom.statuses(course, students, ids)
+    status = statuses(course, students, ids)
     entries = {}
     for student in students:
         entry = Entry(student)

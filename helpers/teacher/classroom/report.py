@@ -29,6 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from helpers.i18n import speaking, split_assignment, tr
+from helpers.teacher.classroom.course import assignment_ids, course_id, db_url
+from helpers.teacher.classroom.steps import registered
+from helpers.teacher.classroom.submissions import NOT_SUBMITTED
+from helpers.teacher.classroom.summary import REPORT_NAME, read_report
 
 OUT_NAME = "reports"
 FULL, PARTIAL, ZERO = "full", "partial", "zero"
@@ -116,16 +120,15 @@ def build(course: Path, ids=None, db: str | None = None) -> list[AssignmentRepor
     """One ``AssignmentReport`` per assignment (language editions together)."""
     from nbgrader.api import Gradebook, MissingEntry
 
-    from helpers.teacher import checks, classroom, lms
+    from helpers.teacher import checks
+    from helpers.teacher.classroom import lms
     from helpers.teacher.notebook import function_for_grade_id
 
     book = lms.gradebook_entries(course, ids, db)
-    chosen = [
-        i for i in classroom.assignment_ids(course, ids) if i in classroom.registered(course, db)
-    ]
-    report_rows = classroom.read_report(course / classroom.REPORT_NAME)
+    chosen = [i for i in assignment_ids(course, ids) if i in registered(course, db)]
+    report_rows = read_report(course / REPORT_NAME)
     reports = []
-    with Gradebook(classroom.db_url(course, db), classroom.course_id(course)) as gb:
+    with Gradebook(db_url(course, db), course_id(course)) as gb:
         for base in book.bases:
             scores = {s: e.scores[base] for s, e in book.entries.items()}
             languages = {s: e.languages[base] for s, e in book.entries.items() if e.languages[base]}
@@ -176,7 +179,7 @@ def build(course: Path, ids=None, db: str | None = None) -> list[AssignmentRepor
                 for r in report_rows
                 if split_assignment(r["assignment"])[0] == base
                 and r.get("status") != "graded"
-                and r.get("reason") != classroom.NOT_SUBMITTED
+                and r.get("reason") != NOT_SUBMITTED
             ]
             reports.append(rep)
     return reports

@@ -8,7 +8,7 @@ Configured in ``nbgrader_config.py``:
     c.ApplyDueDates.extensions_file = "extensions.csv"   # in the course folder
     c.DailyPenalty.per_day = 0.10   # 10 % of the notebook's score per day or part of a day late
     c.DailyPenalty.cap = 0.50       # never more than 50 %
-    c.AssignLatePenalties.plugin_class = "helpers.teacher.late.DailyPenalty"
+    c.AssignLatePenalties.plugin_class = "helpers.teacher.classroom.late.DailyPenalty"
 
 ``ApplyDueDates`` runs in autograde just before nbgrader's ``AssignLatePenalties``: it writes
 the assignment's due date (both language editions share it: ``06_rope`` covers ``06_rope_ko``)
@@ -21,7 +21,7 @@ nothing of an earlier grading is kept). nbgrader then computes how late the subm
 
 The extensions file is a CSV with the columns ``student_id, assignment, days`` (``days`` may
 be fractional: 0.5 is twelve hours). The penalty is nbgrader's ``late_submission_penalty`` of
-each notebook: ``helpers.teacher.lms`` subtracts it in the exports and the class report.
+each notebook: ``helpers.teacher.classroom.lms`` subtracts it in the exports and the class report.
 """
 
 from __future__ import annotations
