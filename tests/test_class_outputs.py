@@ -273,6 +273,22 @@ def test_feedback_pages_have_no_script_and_name_scores_and_mistakes(demo_class):
     assert 'lang="ko"' in ko and "점수" in ko and "아직 작성하지 않음" in ko
 
 
+def test_feedback_page_shows_the_teachers_comment(demo_class):
+    """A comment written in nbgrader's gradebook (as the formgrader does) is on the page."""
+    from nbgrader.api import Gradebook
+
+    course, _ = demo_class
+    said = "Draw the rotation for one pair, then vectorise: 2 × 2 → (…, d/2)."
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", course_id(course)) as gb:
+        comment = gb.find_comment("answer_apply_rope", FX, FX, "mistake02")
+        comment.manual_comment = said
+        gb.db.commit()
+    kit.run(["nbgrader", "generate_feedback", FX, "--force", "--student=mistake02"], course)
+    page = (course / "feedback" / "mistake02" / FX / f"{FX}.html").read_text(encoding="utf-8")
+    top = page.split('<div class="panel-body">', 1)[0]  # the summary at the top
+    assert html.escape(said) in top and html.escape(said) in page.split(top, 1)[1]
+
+
 # --------------------------------------------------------------------------- late work
 
 
