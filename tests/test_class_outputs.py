@@ -151,6 +151,11 @@ def test_plain_csv_totals_come_from_unrounded_scores(demo_class):
         assert row["max_total"] == _two(sum(maxima[b] for b in BASES))
         for value in [row[b] for b in BASES] + [row["total"]]:
             assert re.fullmatch(r"\d+\.\d\d", value), value
+    with open(course / "grades.csv", newline="", encoding="utf-8") as fh:
+        legacy = {r["student_id"]: r for r in csv.DictReader(fh)}  # nbgrader's name, kept
+    for sid, row in legacy.items():
+        assert float(row["total"]) == round(sum(scores[(sid, b)] for b in BASES), 2), sid
+        assert [float(row[b]) for b in BASES] == [round(scores[(sid, b)], 2) for b in BASES]
 
 
 def test_missing_learners_are_blank_and_reported_both_ways(demo_class, tmp_path):
