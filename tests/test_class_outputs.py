@@ -203,6 +203,23 @@ def test_missing_learners_are_blank_and_reported_both_ways(demo_class, tmp_path)
         assert rows["correct"][5:] == [_two(scores[("correct", b)]) for b in BASES]
 
 
+def test_lms_columns_take_the_names_the_config_gives(demo_class, tmp_path):
+    """``c.LmsExport.columns`` names a column as the LMS knows the assignment."""
+    course, _ = demo_class
+    config = course / "nbgrader_config.py"
+    before = config.read_text(encoding="utf-8")
+    named = "Grading fixture, week 3 (4321)"
+    config.write_text(before + f"\nc.LmsExport.columns = {{{FX!r}: {named!r}}}\n", "utf-8")
+    try:
+        out = lms.export(course, "canvas", tmp_path / "c.csv", course / "roster.csv").paths[0]
+        moodle = lms.export(course, "moodle", tmp_path / "m.csv", course / "roster.csv").paths[0]
+    finally:
+        config.write_text(before, encoding="utf-8")
+    assert _read(out)[0][5:] == [demo.REAL, named]
+    assert _read(moodle)[0] == ["Email address", demo.REAL, named]
+    assert f'"{named}"' in out.read_text(encoding="utf-8")  # quoted: it has a comma
+
+
 def test_lms_formats_refuse_without_a_roster_and_name_bad_rosters(demo_class, tmp_path):
     course, _ = demo_class
     with pytest.raises(ValueError, match="needs --roster"):
