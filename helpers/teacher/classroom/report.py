@@ -252,7 +252,7 @@ def functions_png(rep: AssignmentReport) -> str:
 
 CSS = """
 body { font-family: sans-serif; margin: 1.5em auto; max-width: 60em; padding: 0 1em;
-  line-height: 1.45; overflow-wrap: anywhere; }
+  line-height: 1.45; overflow-wrap: break-word; }
 table { border-collapse: collapse; margin: 0.6em 0 1.2em; max-width: 100%; }
 th, td { border: 1px solid #c8ccd0; padding: 0.3em 0.7em; text-align: left; vertical-align: top; }
 th { background: #f0f2f4; }
