@@ -14,6 +14,7 @@ from nbclient import NotebookClient
 
 from helpers.i18n import split_assignment
 from tests.conftest import REPO
+from tests.learner_kernel import LearnerKernel
 
 SHELL = textwrap.dedent(
     """
@@ -108,3 +109,136 @@ def test_every_learner_notebook_runs_to_the_end_with_nothing_written(nb_id, tmp_
     ]
     assert notes, "no cell met an unwritten exercise: is helpers.start() in the first cell?"
     assert heading in "".join(o.get("text", "") for o in nb.cells[-1].outputs)
+
+
+# --------------------------------------------------------------------------- a real kernel
+
+START = "import helpers\nhelpers.start()"
+FAILING = 'x = 1\nassert x == 2, "boom"'
+
+
+def _arrow(text: str) -> str:
+    """The line of a traceback that the arrow points at."""
+    return next(line for line in text.splitlines() if line.startswith("---->"))
+
+
+@pytest.mark.parametrize("nbgrader", [False, True])
+def test_a_kernel_s_traceback_points_at_the_failing_line(nbgrader, tmp_path):
+    env = {"NBGRADER_EXECUTION": "validate"} if nbgrader else {}
+    with LearnerKernel(tmp_path, env) as kernel:
+        assert kernel.run(START, "imports").status == "ok"
+        ran = kernel.run(FAILING, "teaching")
+        inside = kernel.run("def f():\n    return 1 / 0\n\n\ny = 2\nf()", "teaching-2")
+    assert "Cell In[2], line 2" in ran.text, ran.text
+    assert _arrow(ran.text).split() == ["---->", "2", "assert", "x", "==", "2,", '"boom"']
+    assert "AssertionError: boom" in ran.text
+    assert "Cell In[3], line 6" in inside.text, inside.text  # the call, then the function
+    assert _arrow(inside.text).split() == ["---->", "6", "f()"]
+    assert "line 2, in f" in inside.text and "ZeroDivisionError" in inside.text
+    assert inside.status == "error"  # not a test: an error stops the notebook
+    # a learner's failed assert goes on, loudly; nbgrader's validation still fails it
+    assert ran.status == ("error" if nbgrader else "ok")
+    assert ("[this test failed (see above)." in ran.text) is not nbgrader
+
+
+def test_a_failed_visible_test_lets_run_all_go_on_and_the_self_check_says_where_it_stopped(
+    tmp_path,
+):
+    cells = [
+        (START, "imports"),
+        ("def double(x):\n    return x + x\n", "answer_double"),
+        ('"""double: 2 gives 4."""\nassert double(2) == 5, "double(2) should be 5"', "test_d"),
+        ('"""double: a list."""\ndouble(None)', "test_double_none"),  # any error of a test
+        ("print('went on')", "after"),
+        ("1 / 0", "teaching"),  # an error outside a test: Run All stops here
+        ("from helpers import session\nprint(session.last_stop().where())", "by-hand"),
+        ("print(sorted(session.failed_tests()))", "by-hand-2"),
+    ]
+    with LearnerKernel(tmp_path) as kernel:
+        ran = [kernel.run(source, cell_id) for source, cell_id in cells]
+    assert [r.status for r in ran] == ["ok", "ok", "ok", "ok", "ok", "error", "ok", "ok"]
+    assert "----> 2 assert double(2) == 5" in ran[2].text and "[this test failed" in ran[2].text
+    assert "TypeError" in ran[3].text and "[this test failed" in ran[3].text
+    assert ran[4].text == "went on\n"
+    assert ran[6].text.strip() == "cell [6] (1 / 0)"
+    assert ran[7].text.strip() == "['double']"
+
+
+def _rope_learner(tmp_path) -> nbformat.NotebookNode:
+    """06_rope answered with the solutions, but a clockwise apply_rope and turns unwritten."""
+    from tests import rehearsal
+
+    path = tmp_path / "06_rope.ipynb"
+    rehearsal.make_submission(
+        REPO / "notebooks" / "06_rope" / "06_rope.ipynb",
+        REPO / "source" / "06_rope" / "06_rope.ipynb",
+        path,
+        broken=["answer_turns"],
+    )
+    nb = nbformat.read(path, as_version=4)
+    answer = next(c for c in nb.cells if c.get("id") == "answer_apply_rope")
+    clockwise = answer.source.replace(
+        "out[..., 0::2] = x0 * c - x1 * s", "out[..., 0::2] = x0 * c + x1 * s"
+    ).replace("out[..., 1::2] = x0 * s + x1 * c", "out[..., 1::2] = -x0 * s + x1 * c")
+    assert clockwise != answer.source, "the solution of apply_rope changed: update this test"
+    answer.source = clockwise
+    nbformat.write(nb, path)
+    return nb
+
+
+@pytest.mark.slow
+def test_run_all_of_06_rope_with_a_wrong_and_an_unfinished_function_reaches_the_self_check(
+    tmp_path,
+):
+    nb = _rope_learner(tmp_path)
+    with LearnerKernel(tmp_path) as kernel:
+        ran = kernel.run_all(nb)
+    by_id = {r.cell_id: r for r in ran}
+    assert [r.status for r in ran] == ["ok"] * len(ran)
+    assert ran[-1].cell_id == "self_check", [r.cell_id for r in ran]
+    test = by_id["test_apply_rope_pairs_counterclockwise"].text
+    assert "AssertionError" in test and "[this test failed (see above)." in test
+    table = by_id["self_check"].text
+    flat = " ".join(table.split())
+    assert "7 of 9 graded functions passed" in table.splitlines()[0], table
+    assert "clockwise rotation" in flat
+    rows = {line.split()[0]: line for line in table.splitlines()[3:] if line[:1].strip()}
+    assert rows["turns"].split()[1] == "FAILED" and rows["rope_score"].split()[1] == "passed"
+    # every failing row points to its exercise; each line is shown once
+    assert "See Exercise 4: `apply_rope`." in flat and "See Exercise 6: `turns`." in flat
+    assert flat.count("partly right") == 1, table
+    assert "\nturns:\n  Write the body of turns in its answer cell" in table, table
+    assert all(len(line) <= 100 for line in table.splitlines() if "replay with" not in line)
+
+
+@pytest.mark.slow
+def test_a_stopped_run_all_says_in_the_self_check_which_cell_stopped_it(tmp_path):
+    nb = _rope_learner(tmp_path)
+    recap = next(c for c in nb.cells if c.get("id") == "recap-check")
+    recap.source = "print(rotate_pair(1.0, 0.0))  # a typo: the angle is missing"
+    with LearnerKernel(tmp_path) as kernel:
+        ran = kernel.run_all(nb)
+        assert ran[-1].cell_id == "recap-check" and ran[-1].status == "error"
+        count = ran[-1].text.split("Cell In[")[1].split("]")[0]
+        table = kernel.run(nb.cells[-1].source, "self_check").text
+    flat = " ".join(table.split())
+    assert (
+        "rope_score is not defined: its cell has not run since the run stopped at "
+        f"cell [{count}] (print(rotate_pair(1.0, 0.0)) # a typo: the angle is missing)." in flat
+    ), table
+    assert "TypeError: rotate_pair() missing 1 required positional argument: 'angle'" in flat
+    # the five functions after the stop share one block of details
+    assert "rope_score, turns, slow_pairs, rope_half, interleaved_to_half:" in table, table
+
+
+@pytest.mark.slow
+def test_nbgrader_validate_still_fails_a_wrong_visible_test(tmp_path):
+    from tests.test_notebooks import course_copy, nb_path, nbgrader_validate, validation_failures
+
+    course = course_copy(REPO, tmp_path, ["06_rope"], learner=True)
+    nbformat.write(_rope_learner(tmp_path), nb_path(course, "notebooks", "06_rope"))
+    status, output = nbgrader_validate(nb_path(course, "notebooks", "06_rope"), course)
+    assert status == 0, output
+    # apply_rope's and rope_score's visible tests, turns' and slow_pairs' (turns unwritten)
+    assert validation_failures(output) == 4, output
+    assert "at d = 4, base 100, pos 1" in output
