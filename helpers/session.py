@@ -23,11 +23,13 @@ fails its test as before.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import os
 import sys
 from dataclasses import dataclass
 
 import helpers
+from helpers import came_back
 from helpers.i18n import tr
 
 __all__ = ["CarryOn", "Stop", "failed_tests", "last_stop", "not_written", "start"]
@@ -57,7 +59,14 @@ class Stop:
 
 # The running cell (its id, when the front end sends one, its count and source), the last
 # cell that stopped with an error, and the visible tests that failed, by tested function.
-_STATE: dict = {"cell_id": None, "count": None, "source": "", "stop": None, "failed": {}}
+_STATE: dict = {
+    "cell_id": None,
+    "count": None,
+    "source": "",
+    "carried": False,
+    "stop": None,
+    "failed": {},
+}
 
 
 def start() -> None:
@@ -90,20 +99,26 @@ def failed_tests() -> dict[str, Stop]:
 
 
 def _pre_run_cell(info) -> None:
-    try:
-        count = get_ipython().execution_count
-    except NameError:
-        count = None
-    _STATE.update(cell_id=getattr(info, "cell_id", None), count=count, source=info.raw_cell or "")
+    _STATE.update(
+        cell_id=getattr(info, "cell_id", None),
+        count=None,  # known once it ran (``_post_run_cell``)
+        source=info.raw_cell or "",
+        carried=False,
+    )
 
 
 def _post_run_cell(result) -> None:
     error = result.error_in_exec or result.error_before_exec
+    name = _tested_name(_STATE["source"]) or ""
     if error is None:
+        if not _STATE.get("carried"):  # a test that passes now: its function is fixed
+            _STATE["failed"].pop(name, None)
+        elif name in _STATE["failed"]:  # the count the front end shows, ``In [11]``
+            stop = _STATE["failed"][name]
+            _STATE["failed"][name] = dataclasses.replace(stop, count=result.execution_count)
         return
-    source = result.info.raw_cell or ""
     _STATE["stop"] = Stop(
-        result.execution_count, _first_line(source), _said(error), _STATE["cell_id"]
+        result.execution_count, _first_line(_STATE["source"]), _said(error), _STATE["cell_id"]
     )
 
 
@@ -159,6 +174,7 @@ def carry_on(exc: BaseException, assigned: list[str]) -> None:
         isinstance(exc, NameError) and getattr(exc, "name", None) in _UNSET
     ):
         not_written(exc, assigned)
+        _STATE["carried"] = True
     else:
         failed_test(exc)
 
@@ -173,6 +189,13 @@ def failed_test(exc: BaseException) -> None:
         shell.showtraceback()
     else:  # pragma: no cover - only IPython installs the guard
         print(_said(exc), file=sys.stderr)
+    source = _STATE["source"]
+    name = _tested_name(source)
+    extra = came_back.came_back(exc, source)
+    if name and shell is not None:
+        extra += came_back.callee_first(name, shell.user_ns, _STATE["failed"])
+    if extra:
+        print("\n".join(extra))
     print(
         tr(
             "[this test failed (see above). The notebook goes on, so that the self-check at "
@@ -180,8 +203,7 @@ def failed_test(exc: BaseException) -> None:
             "until it passes.]"
         )
     )
-    source = _STATE["source"]
-    name = _tested_name(source)
+    _STATE["carried"] = True
     if name:
         _STATE["failed"][name] = Stop(
             _STATE["count"], _first_line(source), _said(exc), _STATE["cell_id"]

@@ -198,6 +198,18 @@ def test_run_all_of_06_rope_with_a_wrong_and_an_unfinished_function_reaches_the_
     assert ran[-1].cell_id == "self_check", [r.cell_id for r in ran]
     test = by_id["test_apply_rope_pairs_counterclockwise"].text
     assert "AssertionError" in test and "[this test failed (see above)." in test
+    # what came back, next to what was expected: (cos 1, -sin 1), not (cos 1, sin 1)
+    assert "What came back:\n  r = [0.540302, -0.841471, 0.995004, -0.099833]\n" in test, test
+    assert "= [0.540302, 0.841471, 0.995004, 0.099833]\n" in test
+    assert "largest difference 1.68 at index 1" in test
+    count = test.split("Cell In[")[1].split("]")[0]
+    # rope_score is right, but calls the wrong apply_rope: its test says which comes first
+    score = by_id["test_rope_score_offset_only"].text
+    assert "What came back:\n  s = -0.7127716817\n" in score, score
+    assert (
+        f"rope_score calls your apply_rope, whose own test failed first (cell [{count}] "
+        '("""apply_rope: pairs turn' in score
+    ), score
     table = by_id["self_check"].text
     flat = " ".join(table.split())
     assert "7 of 9 graded functions passed" in table.splitlines()[0], table
