@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -119,7 +120,7 @@ FAILING = 'x = 1\nassert x == 2, "boom"'
 
 def _arrow(text: str) -> str:
     """The line of a traceback that the arrow points at."""
-    return next(line for line in text.splitlines() if line.startswith("---->"))
+    return next(line for line in text.splitlines() if re.match(r"-+> +\d+ ", line))
 
 
 @pytest.mark.parametrize("nbgrader", [False, True])
@@ -254,3 +255,63 @@ def test_nbgrader_validate_still_fails_a_wrong_visible_test(tmp_path):
     # apply_rope's and rope_score's visible tests, turns' and slow_pairs' (turns unwritten)
     assert validation_failures(output) == 4, output
     assert "at d = 4, base 100, pos 1" in output
+
+
+def _visible_tests(nb_id: str):
+    nb = nbformat.read(REPO / "source" / nb_id / f"{nb_id}.ipynb", as_version=4)
+    for c in nb.cells:
+        meta = c.metadata.get("nbgrader", {})
+        if c.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
+            yield c.id, c.source.split("### BEGIN HIDDEN TESTS")[0]
+
+
+SOURCE_IDS = sorted(p.parent.name for p in (REPO / "source").glob("*/*.ipynb"))
+
+
+@pytest.mark.parametrize("nb_id", SOURCE_IDS)
+def test_every_visible_assert_says_what_was_expected(nb_id):
+    import ast
+
+    silent = []
+    for cell_id, visible in _visible_tests(nb_id):
+        for node in ast.walk(ast.parse(visible)):
+            if isinstance(node, ast.Assert) and node.msg is None:
+                silent.append(f"{cell_id}, line {node.lineno}: {ast.unparse(node)}")
+            raised = node.exc if isinstance(node, ast.Raise) else None
+            is_assertion = getattr(getattr(raised, "func", None), "id", "") == "AssertionError"
+            if is_assertion and not raised.args:
+                silent.append(f"{cell_id}, line {node.lineno}: {ast.unparse(node)}")
+    assert not silent, "asserts without a message:\n" + "\n".join(silent)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "nb_id", [*(i for i in LEARNER_IDS if split_assignment(i)[1] == "en"), "06_rope_ko"]
+)
+def test_a_wrong_answer_s_visible_tests_show_what_came_back(nb_id, tmp_path):
+    """Every answer wrong (each result shifted by 0.5): every visible test whose assert
+    fails shows the values it compared, in the notebook's language."""
+    from tests import rehearsal
+
+    source = REPO / "source" / nb_id / f"{nb_id}.ipynb"
+    path = tmp_path / f"{nb_id}.ipynb"
+    rehearsal.make_submission(
+        REPO / "notebooks" / nb_id / f"{nb_id}.ipynb",
+        source,
+        path,
+        broken=rehearsal.answer_ids(source),
+        how="wrong",
+    )
+    label = {"en": "What came back:", "ko": "돌아온 값:"}[split_assignment(nb_id)[1]]
+    with LearnerKernel(tmp_path) as kernel:
+        ran = kernel.run_all(nbformat.read(path, as_version=4))
+    failed = [
+        r
+        for r in ran
+        if r.cell_id.startswith("test_")
+        and "AssertionError" in r.text
+        and _arrow(r.text).split()[2] == "assert"
+    ]
+    assert failed, f"no visible test of {nb_id} failed: {[r.cell_id for r in ran]}"
+    quiet = [r.cell_id for r in failed if f"\n{label}\n  " not in r.text]
+    assert not quiet, f"failed without showing what came back: {quiet}"
