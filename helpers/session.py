@@ -72,20 +72,44 @@ _STATE: dict = {
 def start() -> None:
     """The first cell of every notebook: print the versions; in a learner's kernel, carry on.
 
+    While nbgrader validates (the Validate button), a failed assert still fails its cell,
+    and its traceback says what came back too. While nbgrader autogrades, nothing is added.
     Calling it again does not add a second hook.
     """
     helpers.print_versions()
-    if os.environ.get("NBGRADER_EXECUTION"):
+    mode = os.environ.get("NBGRADER_EXECUTION")
+    if mode and mode != "validate":
         return
     try:
         shell = get_ipython()
     except NameError:
         return
+    if mode == "validate":
+        if AssertionError not in shell.custom_exceptions:
+            shell.set_custom_exc((AssertionError,), _explained)
+            _watch(shell)
+        return
     if not any(isinstance(t, CarryOn) for t in shell.ast_transformers):
         shell.ast_transformers.append(CarryOn())
         shell.user_ns[_GUARD] = sys.modules[__name__]
-        shell.events.register("pre_run_cell", _pre_run_cell)
-        shell.events.register("post_run_cell", _post_run_cell)
+        _watch(shell)
+
+
+def _watch(shell) -> None:
+    shell.events.register("pre_run_cell", _pre_run_cell)
+    shell.events.register("post_run_cell", _post_run_cell)
+
+
+def _explained(shell, etype, value, tb, tb_offset=None) -> list[str]:
+    """While nbgrader validates: a failed assert's traceback, then what came back.
+
+    IPython's handler of ``set_custom_exc`` shows what it is given: the traceback as
+    IPython draws it, with the lines of ``_failed`` under it (the cell still failed).
+    """
+    stb = shell.InteractiveTB.structured_traceback(etype, value, tb, tb_offset=tb_offset)
+    stb = [*stb, *_failed(value, shell.user_ns)]
+    shell._showtraceback(etype, value, stb)
+    return stb
 
 
 def last_stop() -> Stop | None:
@@ -94,7 +118,7 @@ def last_stop() -> Stop | None:
 
 
 def failed_tests() -> dict[str, Stop]:
-    """The visible tests that failed and were carried past, by the function they test."""
+    """The visible tests that failed (and have not passed since), by the function they test."""
     return dict(_STATE["failed"])
 
 
@@ -110,12 +134,12 @@ def _pre_run_cell(info) -> None:
 def _post_run_cell(result) -> None:
     error = result.error_in_exec or result.error_before_exec
     name = _tested_name(_STATE["source"]) or ""
+    failed = _STATE["failed"].get(name)
+    if failed is not None and failed.count is None:  # failed now: the count shown, In [11]
+        _STATE["failed"][name] = dataclasses.replace(failed, count=result.execution_count)
+    elif error is None and not _STATE.get("carried"):  # a test that passes now
+        _STATE["failed"].pop(name, None)
     if error is None:
-        if not _STATE.get("carried"):  # a test that passes now: its function is fixed
-            _STATE["failed"].pop(name, None)
-        elif name in _STATE["failed"]:  # the count the front end shows, ``In [11]``
-            stop = _STATE["failed"][name]
-            _STATE["failed"][name] = dataclasses.replace(stop, count=result.execution_count)
         return
     _STATE["stop"] = Stop(
         result.execution_count, _first_line(_STATE["source"]), _said(error), _STATE["cell_id"]
@@ -189,13 +213,8 @@ def failed_test(exc: BaseException) -> None:
         shell.showtraceback()
     else:  # pragma: no cover - only IPython installs the guard
         print(_said(exc), file=sys.stderr)
-    source = _STATE["source"]
-    name = _tested_name(source)
-    extra = came_back.came_back(exc, source)
-    if name and shell is not None:
-        extra += came_back.callee_first(name, shell.user_ns, _STATE["failed"])
-    if extra:
-        print("\n".join(extra))
+    for line in _failed(exc, shell.user_ns if shell is not None else {}):
+        print(line)
     print(
         tr(
             "[this test failed (see above). The notebook goes on, so that the self-check at "
@@ -204,10 +223,17 @@ def failed_test(exc: BaseException) -> None:
         )
     )
     _STATE["carried"] = True
+
+
+def _failed(exc: BaseException, namespace) -> list[str]:
+    """A visible test failed: remember it; what came back, and which callee failed first."""
+    source = _STATE["source"]
+    name = _tested_name(source)
+    extra = came_back.came_back(exc, source)
     if name:
-        _STATE["failed"][name] = Stop(
-            _STATE["count"], _first_line(source), _said(exc), _STATE["cell_id"]
-        )
+        extra += came_back.callee_first(name, namespace, _STATE["failed"])
+        _STATE["failed"][name] = Stop(None, _first_line(source), _said(exc), _STATE["cell_id"])
+    return extra
 
 
 def not_written(exc: BaseException, assigned: list[str]) -> None:

@@ -61,8 +61,11 @@ class LearnerKernel:
                 texts.append(body["data"].get("text/plain", "") + "\n")
             elif kind == "status" and body["execution_state"] == "idle":
                 break
-        status = self.client.get_shell_msg(timeout=300)["content"]["status"]
-        return Ran(cell_id, status, "".join(texts))
+        while True:  # the reply to this request (a late kernel_info reply may come first)
+            reply = self.client.get_shell_msg(timeout=300)
+            if reply["parent_header"].get("msg_id") == msg["header"]["msg_id"]:
+                break
+        return Ran(cell_id, reply["content"]["status"], "".join(texts))
 
     def run_all(self, nb) -> list[Ran]:
         """Every code cell of ``nb`` in order, up to the first that stops (as Run All)."""

@@ -140,6 +140,7 @@ def test_a_kernel_s_traceback_points_at_the_failing_line(nbgrader, tmp_path):
     # a learner's failed assert goes on, loudly; nbgrader's validation still fails it
     assert ran.status == ("error" if nbgrader else "ok")
     assert ("[this test failed (see above)." in ran.text) is not nbgrader
+    assert "What came back:\n  x = 1\n" in ran.text  # while validating too
 
 
 def test_a_failed_visible_test_lets_run_all_go_on_and_the_self_check_says_where_it_stopped(
@@ -255,6 +256,10 @@ def test_nbgrader_validate_still_fails_a_wrong_visible_test(tmp_path):
     # apply_rope's and rope_score's visible tests, turns' and slow_pairs' (turns unwritten)
     assert validation_failures(output) == 4, output
     assert "at d = 4, base 100, pos 1" in output
+    # the Validate button's report says what came back, and which function to fix first
+    flat = " ".join(output.split())
+    assert "What came back: r = [0.540302, -0.841471, 0.995004, -0.099833]" in flat, output
+    assert "rope_score calls your apply_rope, whose own test failed first" in flat, output
 
 
 def _visible_tests(nb_id: str):
