@@ -67,6 +67,7 @@ MOVES = {
 }
 # The Korean notebook opened, run and read: its self-check must answer in Korean.
 KOREAN, UNWRITTEN = "06_rope_ko", "rope_score"
+LEARNER = "06_rope_learner"  # 06_rope with a clockwise apply_rope and turns unwritten
 REPEAT = 3  # moves per slider: start -> new -> start -> new ...
 MIN_TRACK = 200  # px
 ARTIFACTS = kit.REPO / "artifacts" / "browser"
@@ -163,6 +164,12 @@ def lab(tmp_path_factory):
         notebook = root / "notebooks" / KOREAN / f"{KOREAN}.ipynb"
         source = root / "source" / KOREAN / f"{KOREAN}.ipynb"
         rehearsal.make_submission(notebook, source, notebook, broken=[f"answer_{UNWRITTEN}"])
+    if kit.real_ids(["06_rope"]):  # a wrong, a right and an unfinished function
+        rehearsal.clockwise_rope_learner(
+            root / "notebooks" / "06_rope" / "06_rope.ipynb",
+            root / "source" / "06_rope" / "06_rope.ipynb",
+            root / "notebooks" / "06_rope" / f"{LEARNER}.ipynb",
+        )
     port, token = _free_port(), secrets.token_hex(16)
     home = tmp_path / "home"
     home.mkdir()
@@ -240,10 +247,13 @@ def _stop_kernels(url: str, token: str) -> None:
         urllib.request.urlopen(request, timeout=30).close()
 
 
-def _open_and_run(page, url: str, token: str, assignment: str):
-    """Open the notebook with the file browser shown, run all cells; the explorer's box."""
+def _open_and_run(page, url: str, token: str, assignment: str, name: str = ""):
+    """Open the notebook with the file browser shown, run all cells; the explorer's box.
+
+    ``name``: another notebook of the assignment's folder (``06_rope_learner``)."""
     # ?reset: a fresh workspace, without the tabs of the notebooks opened before
-    page.goto(f"{url}/lab/tree/notebooks/{assignment}/{assignment}.ipynb?reset&token={token}")
+    path = f"notebooks/{assignment}/{name or assignment}.ipynb"
+    page.goto(f"{url}/lab/tree/{path}?reset&token={token}")
     page.locator(".jp-NotebookPanel").first.wait_for()
     page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
         timeout=180_000
@@ -551,3 +561,39 @@ def test_a_drag_redraws_the_explorer_before_the_release(lab, browser):
     plain = re.compile(r"^\d[\d,]*(\.\d+)?$")
     for shown in [drags["base"]["start"], *drags["base"]["seen"], drags["base"]["end"]]:
         assert plain.match(shown), f"base readout {shown!r} is not in plain decimals"
+
+
+@pytest.mark.skipif(bool(_skip_reason()), reason=_skip_reason() or "ready")
+def test_run_all_goes_past_a_failing_visible_test_to_the_self_check(lab, browser):
+    """06_rope with a clockwise apply_rope and turns unwritten, run from the Run menu: the
+    failing visible tests show what came back, and Run All reaches the self-check."""
+    if not kit.real_ids(["06_rope"]):
+        pytest.skip("source/06_rope does not exist yet")
+    url, token = lab
+    page = browser.new_page(viewport={"width": 1400, "height": 1000}, device_scale_factor=2)
+    page.set_default_timeout(120_000)
+    try:
+        _open_and_run(page, url, token, "06_rope", LEARNER)
+        last = page.locator(".jp-Cell").last
+        last.scroll_into_view_if_needed()
+        page.wait_for_function(
+            "el => el.innerText.includes('graded functions passed')",
+            arg=last.element_handle(),
+            timeout=300_000,
+        )
+        table = last.locator(".jp-OutputArea").inner_text()
+        last.screenshot(path=str(ARTIFACTS / f"{LEARNER}-self-check.png"))
+        test = page.locator(".jp-CodeCell").filter(
+            has=page.get_by_text("apply_rope: pairs turn counter-clockwise")
+        )
+        test.first.scroll_into_view_if_needed()
+        shown = test.first.locator(".jp-OutputArea").inner_text()
+        test.first.screenshot(path=str(ARTIFACTS / f"{LEARNER}-apply-rope-test.png"))
+    finally:
+        page.close()
+        _stop_kernels(url, token)
+    print(f"\n{LEARNER}: apply_rope's visible test:\n{shown}\n{LEARNER} self-check:\n{table}")
+    assert "7 of 9 graded functions passed" in table, table
+    assert "clockwise rotation" in " ".join(table.split())
+    assert "What came back:" in shown and "-0.841471" in shown, shown
+    assert "[this test failed (see above)." in shown
