@@ -56,6 +56,12 @@ class Stop:
             return tr("the cell {cell}", cell=self.cell)
         return tr("cell [{count}] ({cell})", count=self.count, cell=self.cell)
 
+    def short(self) -> str:
+        """``cell [12]``, or ``where()`` when the count is unknown."""
+        if self.count is None:
+            return self.where()
+        return tr("cell [{count}]", count=self.count)
+
 
 # The running cell (its id, when the front end sends one, its count and source), the last
 # cell that stopped with an error, and the visible tests that failed, by tested function.

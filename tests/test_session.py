@@ -229,9 +229,12 @@ def test_a_stopped_run_all_says_in_the_self_check_which_cell_stopped_it(tmp_path
     flat = " ".join(table.split())
     assert (
         "rope_score is not defined: its cell has not run since the run stopped at "
-        f"cell [{count}] (print(rotate_pair(1.0, 0.0)) # a typo: the angle is missing)." in flat
+        f"cell [{count}]. See Exercise 5: `rope_score`." in flat
     ), table
-    assert "TypeError: rotate_pair() missing 1 required positional argument: 'angle'" in flat
+    assert (
+        f"cell [{count}] (print(rotate_pair(1.0, 0.0)) # a typo: the angle is missing) stopped "
+        "with TypeError: rotate_pair() missing 1 required positional argument: 'angle'." in flat
+    ), table
     # the five functions after the stop share one block of details
     assert "rope_score, turns, slow_pairs, rope_half, interleaved_to_half:" in table, table
 

@@ -115,7 +115,7 @@ def grade_in_namespace(check, namespace: Mapping, seed: int, replay: str) -> Fun
             text = tr(
                 "{name} is not defined: its cell has not run since the run stopped at {where}.",
                 name=name,
-                where=stop.where(),
+                where=stop.short(),
             )
             text += "\n" + tr(
                 "{where} stopped with {error}. Fix it, then run it and the cells below it "
