@@ -12,7 +12,7 @@ sides of a comparison, the arguments of ``np.allclose`` and its kin, the two sid
       largest difference 1.68 at index 1
 
 The parts are evaluated again in the notebook's namespace, after the assert failed (a
-part that raises is left out). ``callee_first(name, namespace, failed)`` says, for a test
+part that raises, or that draws random numbers, is left out). ``callee_first(name, namespace, failed)`` says, for a test
 of ``name`` that failed, which of the functions it calls failed their own test first.
 """
 
@@ -126,7 +126,7 @@ def _sides(nodes: list[ast.AST]) -> list[ast.AST]:
             out += [inner.left, inner.right]  # abs(s - 1.3679447): s, more use than abs(...)
         else:
             out.append(node)
-    return [n for n in out if not _literal(n)]
+    return out
 
 
 def _assert_at(source: str, line: int) -> ast.Assert | None:
@@ -166,8 +166,10 @@ def came_back(exc: BaseException, source: str) -> list[str]:
         code = compile(ast.Expression(body=expr), "<assert>", "eval")
         return eval(code, namespace)
 
-    shown, values = [], []
+    shown, values = [], []  # literals are not shown (they are in the code) but compared
     for part in _parts(node.test, value_of):
+        if _draws(part, namespace):
+            continue  # computed again, it would show other random numbers
         text = ast.get_source_segment(source, part) or ast.unparse(part)
         text = " ".join(text.split())
         if text in (t for t, _ in shown):
@@ -176,8 +178,9 @@ def came_back(exc: BaseException, source: str) -> list[str]:
             value = value_of(part)
         except Exception:  # noqa: BLE001, S112 - leave out what cannot be computed again
             continue
-        shown.append((text, show(value)))
         values.append(value)
+        if not _literal(part):
+            shown.append((text, show(value)))
     if not shown:
         return []
     lines = [tr("What came back:")] + [f"  {text} = {value}" for text, value in shown]
@@ -185,6 +188,20 @@ def came_back(exc: BaseException, source: str) -> list[str]:
     if gap:
         lines.append("  " + gap)
     return lines
+
+
+def _draws(expr: ast.AST, namespace: Mapping) -> bool:
+    """Whether ``expr`` uses a random generator (``rng.normal(...)``, ``np.random...``)."""
+    import random
+
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Attribute) and node.attr == "random":
+            return True
+        if isinstance(node, ast.Name):
+            value = namespace.get(node.id)
+            if isinstance(value, (np.random.Generator, np.random.RandomState)) or (value is random):
+                return True
+    return False
 
 
 def _difference(pair: list) -> str | None:
