@@ -58,6 +58,7 @@ class Result:
     verdict: str  # "passed", "partly", "FAILED" or "not checked here"
     message: str
     mistake: str | None = None
+    where: str = ""  # "See Exercise 1: `softmax`." when it did not pass
 
     @property
     def passed(self) -> bool:
@@ -196,10 +197,12 @@ def _message(function: dict, text: str, mistake: str | None) -> str:
                     message=tr(said["message"]),
                 )
             )
-    section = _text(function, "section")
-    if section:
-        lines.append(tr("See {section}.", section=section))
     return "\n".join(lines)
+
+
+def _where(function: dict) -> str:
+    section = _text(function, "section")
+    return tr("See {section}.", section=section) if section else ""
 
 
 PARTS = {
@@ -224,7 +227,7 @@ def check_function(function: dict, namespace, tools: tuple | None = None) -> Res
             text = tr(
                 "{name} is not defined: run the cell that defines this function first.", name=name
             )
-        return Result(name, "FAILED", _message(function, text, None))
+        return Result(name, "FAILED", _message(function, text, None), where=_where(function))
     target = namespace[name]
     tools = tools or shipped_tools()
     parts: dict[str, bool] = {}
@@ -248,7 +251,8 @@ def check_function(function: dict, namespace, tools: tuple | None = None) -> Res
         wrong = [tr(PARTS[p]) for p, ok in parts.items() if not ok]
         summary = tr("{right} right; {wrong} wrong", right=", ".join(right), wrong=", ".join(wrong))
         text = tr("{name}: partly right ({summary}).", name=name, summary=summary) + "\n" + text
-    return Result(name, "partly" if right else "FAILED", _message(function, text, mistake), mistake)
+    verdict = "partly" if right else "FAILED"
+    return Result(name, verdict, _message(function, text, mistake), mistake, _where(function))
 
 
 def recognised(function: dict) -> list[str]:
@@ -260,12 +264,6 @@ def recognised(function: dict) -> list[str]:
     if function.get("check_mutation") and function["cases"] and mutation.get("catalogued"):
         names.append(mutation["name"])
     return names
-
-
-def _table(rows: list[tuple[str, str, str]]) -> str:
-    from helpers.table import table
-
-    return table(rows)
 
 
 def self_check(
@@ -314,21 +312,38 @@ def _shown(verdict: str) -> str:
     return tr("not checked here")
 
 
-def _print(report: ClassReport) -> None:
-    checked = [r for r in report.results if r.verdict != "not checked here"]
-    print(
-        tr(
-            "classroom self-check of {assignment} (the numbers the notebook shows, edge cases "
-            "and bad input): {passed} of {total} passed",
-            assignment=report.notebook,
-            passed=sum(r.passed for r in checked),
-            total=len(checked),
+def rows(report: ClassReport) -> list:
+    """The rows of the self-check's table (``helpers.report``), in notebook order."""
+    from helpers.report import Row
+
+    out = []
+    for r in report.results:
+        first, *rest = r.message.splitlines() or [""]
+        out.append(
+            Row(
+                name=r.name,
+                verdict=_shown(r.verdict),
+                passed=r.passed or r.verdict == "not checked here",
+                summary=first,
+                where=r.where,
+                details=tuple(rest),
+            )
         )
+    return out
+
+
+def _print(report: ClassReport) -> None:
+    from helpers.report import render
+
+    checked = [r for r in report.results if r.verdict != "not checked here"]
+    header = tr(
+        "classroom self-check of {assignment} (the numbers the notebook shows, edge cases "
+        "and bad input): {passed} of {total} passed",
+        assignment=report.notebook,
+        passed=sum(r.passed for r in checked),
+        total=len(checked),
     )
-    print(_table([(r.name, _shown(r.verdict), r.message) for r in report.results]))
-    for result in report.results:
-        if not result.passed and "\n" in result.message:
-            print(f"\n{result.name}:\n{result.message}")
+    print(render(header, rows(report)))
     if report.mistakes:
         print("\n" + tr("Known mistakes these checks recognise by name:"))
         for name, mistakes in report.mistakes.items():
