@@ -91,7 +91,9 @@ if os.environ.get("PE_COURSE_EXCHANGE"):
 # of each function's score, named mistake and exercise to revisit, in the assignment's language.
 from helpers.teacher import feedback_render  # noqa: E402
 
-c.HTMLExporter.template_name = feedback_render.TEMPLATE
-c.HTMLExporter.extra_template_basedirs = feedback_render.template_dirs()
-c.HTMLExporter.filters = feedback_render.FILTERS
-c.HTMLExporter.exclude_anchor_links = True
+# (an exporter class of their own: the Formgrader's HTMLExporter keeps nbgrader's template)
+c.GenerateFeedback.exporter_class = feedback_render.FeedbackExporter
+c.FeedbackExporter.template_name = feedback_render.TEMPLATE
+c.FeedbackExporter.extra_template_basedirs = feedback_render.template_dirs()
+c.FeedbackExporter.filters = feedback_render.FILTERS
+c.FeedbackExporter.exclude_anchor_links = True

@@ -146,7 +146,11 @@ def test_formgrader_grades_by_hand_and_a_regrade_keeps_it(graded, grade_ui):
             assert "Written Score" in table and "0 / 1" in table, table
             page.screenshot(path=str(ARTIFACTS / "formgrader_gradebook.png"))
             page.get_by_role("link", name="alice").click()
-            page.wait_for_selector(f"#{written}")
+            try:
+                page.wait_for_selector(f"#{written}", timeout=15000)
+            except Exception:
+                print("the page:", page.url, page.inner_text("body")[:1500])
+                raise
             page.wait_for_load_state("networkidle")  # the grades and comments are loaded
             assert ANSWER in page.inner_text("body")
             for selector, value in (

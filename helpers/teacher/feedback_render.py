@@ -184,3 +184,18 @@ FILTERS = {
     "page_language": f"{__name__}.page_language",
     "summary": f"{__name__}.summary",
 }
+
+
+def _exporter_class():
+    from nbconvert.exporters import HTMLExporter
+
+    class FeedbackExporter(HTMLExporter):
+        """nbgrader's feedback exporter with the course's template (``c.FeedbackExporter``
+        in ``nbgrader_config.py``): the Formgrader's own ``HTMLExporter``, which renders a
+        submission for manual grading with nbgrader's ``formgrade`` template, is left alone."""
+
+    FeedbackExporter.__module__ = __name__
+    return FeedbackExporter
+
+
+FeedbackExporter = _exporter_class()
