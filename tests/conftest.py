@@ -15,6 +15,34 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
+# --------------------------------------------------------------------------- parallel runs
+
+# `make test` runs the suite on every core (pytest-xdist, ``--dist loadgroup``). The tests of
+# one group run in one worker, one after the other: those that share a module-scoped build
+# (built once, as in a serial run) and those that must not run at once. Every other test
+# goes to whichever worker is free. (test module, test function or None for all) -> group.
+XDIST_GROUPS = {
+    ("test_learner_build.py", None): "learner-build",  # the learner wheel and its venv
+    ("test_grader_nbgrader.py", None): "grader-course",  # the class nbgrader grades once
+    ("test_scale.py", None): "scale",  # the class graded twice, PostgreSQL, Dask
+    ("test_browser.py", None): "browser",  # one JupyterLab server, one Chromium
+    ("test_notebook_claims.py", None): "claims",  # each notebook executed once
+    ("test_notebook_claims_0910.py", None): "claims-0910",  # 09 and 10 executed once
+    ("test_notebooks.py", "test_notebooks_are_source_regenerated"): "regenerated",
+    ("test_make_lab.py", None): "make-lab",  # `make lab` in the repository, one at a time
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        module = item.path.name
+        function = getattr(item, "originalname", None) or item.name
+        group = XDIST_GROUPS.get((module, function)) or XDIST_GROUPS.get((module, None))
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture(autouse=True)
 def learner_session(monkeypatch):
     """Every test starts as a learner's session would: outside nbgrader.
