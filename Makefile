@@ -50,9 +50,9 @@ lab: setup
 		notebooks/$(FIRST)/$(FIRST).ipynb
 
 # The suite on every core (pytest-xdist, one worker per core); tests that share an expensive
-# build or must not run at once carry one xdist_group (tests/conftest.py). PARALLEL= runs it
-# in one process.
-PARALLEL ?= -n auto --dist loadgroup
+# build or must not run at once run in one worker (XDIST_GROUPS, tests/conftest.py).
+# PARALLEL= runs it in one process.
+PARALLEL ?= -n auto
 
 test: setup system-deps
 	$(BIN)/python -m pytest $(PARALLEL)

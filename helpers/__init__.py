@@ -20,7 +20,6 @@ from __future__ import annotations
 __version__ = "1.0.0"
 
 
-
 def _assignments() -> tuple[str, ...]:
     """The notebooks of the course, in order: every ``source/<id>/<id>.ipynb`` of the course
     folder around this package (``notebooks/`` where there is no ``source/``), without the
