@@ -26,7 +26,8 @@ XDIST_GROUPS = {
     ("test_grader_nbgrader.py", None): "grader-course",  # the class nbgrader grades once
     ("test_scale.py", None): "scale",  # the class graded twice, PostgreSQL, Dask
     ("test_browser.py", None): "browser",  # one JupyterLab server, one Chromium
-    ("test_notebook_claims.py", None): "claims",  # each notebook executed once
+    ("test_notebook_claims.py", None): "claims",  # each notebook executed once, for both
+    ("test_notebook_statements.py", None): "claims",  # (test_notebook_claims.cells)
     ("test_notebook_claims_0910.py", None): "claims-0910",  # 09 and 10 executed once
     ("test_notebooks.py", "test_notebooks_are_source_regenerated"): "regenerated",
     ("test_make_lab.py", None): "make-lab",  # `make lab` in the repository
