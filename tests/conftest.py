@@ -26,6 +26,7 @@ XDIST_GROUPS = {
     ("test_grader_nbgrader.py", None): "grader-course",  # the class nbgrader grades once
     ("test_scale.py", None): "scale",  # the class graded twice, PostgreSQL, Dask
     ("test_browser.py", None): "browser",  # one JupyterLab server, one Chromium
+    ("test_class_outputs.py", None): "class-outputs",  # make demo's class, built once
     ("test_notebook_claims.py", None): "claims",  # each notebook executed once, for both
     ("test_notebook_statements.py", None): "claims",  # (test_notebook_claims.cells)
     ("test_notebook_claims_0910.py", None): "claims-0910",  # 09 and 10 executed once
