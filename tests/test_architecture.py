@@ -31,6 +31,7 @@ LAYERS = [
     [
         "helpers.teacher.nbgrader_plugin",
         "helpers.teacher.learner_build",
+        "helpers.teacher.classcheck_data",
         "helpers.teacher.translate",
     ],
     [
