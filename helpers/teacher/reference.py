@@ -89,6 +89,15 @@ __all__ = [  # noqa: RUF022  (in teaching order, notebook by notebook)
     "yarn_thetas",
     "llama3_thetas",
     "unseen_angle_pairs",
+    # 11_rope_nd
+    "axial_freqs",
+    "mixed_freqs",
+    "patch_positions",
+    "rope_2d_angles",
+    "apply_rope_2d",
+    "interaction_term",
+    "mrope_position_ids",
+    "mrope_angles",
 ]
 
 DIM = 64
