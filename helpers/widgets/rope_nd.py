@@ -63,20 +63,14 @@ def demo_pair(d: int) -> tuple[np.ndarray, np.ndarray]:
     return np.cos(0.7 * j + 0.3), np.sin(0.4 * j + 1.1)
 
 
-def score_map(
-    patch_positions: Callable,
-    apply_rope_2d: Callable,
-    freqs: tuple,
-    grid: int,
-    query: tuple[int, int],
-) -> np.ndarray:
-    """The score of the query (06's q) at ``query`` against the key (06's k) at every patch,
-    divided by |q| |k|: shape (grid, grid), row-major like ``patch_positions``.
-
-    A learner's ``apply_rope_2d`` that takes one vector at a time works too.
-    """
+def rotated_keys(
+    patch_positions: Callable, apply_rope_2d: Callable, freqs: tuple, grid: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """06's demo k rotated at every patch of the grid, row-major like ``patch_positions``:
+    (keys (grid * grid, d), the frequencies as float64). A learner's ``apply_rope_2d`` that
+    takes one vector at a time works too."""
     fx, fy = (np.asarray(f, dtype=np.float64) for f in freqs)
-    q, k = demo_pair(2 * fx.size)
+    _, k = demo_pair(2 * fx.size)
     pos = np.asarray(patch_positions(grid, grid))
     if pos.shape != (grid * grid, 2):
         raise ValueError(f"patch_positions returned shape {pos.shape}, expected {(grid * grid, 2)}")
@@ -87,7 +81,16 @@ def score_map(
         keys = None
     if keys is None or keys.shape != batch.shape:
         keys = np.stack([np.asarray(apply_rope_2d(k, p, fx, fy), dtype=np.float64) for p in pos])
-    rotated = np.asarray(apply_rope_2d(q, np.asarray(query), fx, fy), dtype=np.float64)
+    return keys, np.stack([fx, fy])
+
+
+def score_map(
+    apply_rope_2d: Callable, keys: np.ndarray, freqs: np.ndarray, grid: int, query: tuple
+) -> np.ndarray:
+    """The score of the query (06's q) at ``query`` against the rotated keys, divided by
+    |q| |k|: shape (grid, grid)."""
+    q, k = demo_pair(keys.shape[1])
+    rotated = np.asarray(apply_rope_2d(q, np.asarray(query), freqs[0], freqs[1]), dtype=np.float64)
     scores = (keys @ rotated).reshape(grid, grid)
     return scores / (np.linalg.norm(q) * np.linalg.norm(k))
 
@@ -174,7 +177,12 @@ class PatchScoreExplorer(Explorer):
             self.maps.append(image)
             self.marks.append(mark)
             self.notes.append(note)
-        bar = fig.colorbar(self.maps[0], cax=bar_ax, ticks=[])
+        from matplotlib.cm import ScalarMappable
+        from matplotlib.colors import Normalize
+
+        # a colour bar of its own: the maps' colour limits follow each frame, the bar does not
+        scale = ScalarMappable(norm=Normalize(-1.0, 1.0), cmap=cmap)
+        bar = fig.colorbar(scale, cax=bar_ax, ticks=[])
         bar.set_label(tr("score: red > 0, blue < 0"), fontsize=8)
         self.axes = axes
         self.animate([*self.maps, *self.marks, *self.notes])
@@ -183,15 +191,27 @@ class PatchScoreExplorer(Explorer):
         grid = int(grid)
         r, c = min(int(row), grid - 1), min(int(col), grid - 1)
         layouts = (
-            ("axial", lambda: self.axial_freqs(int(d), float(base))),
-            ("mixed", lambda: self.mixed_freqs(int(d), MIXED_BASE, float(phi))),
+            ("axial", (grid, int(d), float(base)), lambda: self.axial_freqs(int(d), float(base))),
+            (
+                "mixed",
+                (grid, int(d), float(phi)),
+                lambda: self.mixed_freqs(int(d), MIXED_BASE, phi),
+            ),
         )
         self.scores, self.interaction = {}, {}
-        for (name, freqs_of), image, mark, note in zip(layouts, self.maps, self.marks, self.notes):
+        for (name, key, freqs_of), image, mark, note in zip(
+            layouts, self.maps, self.marks, self.notes
+        ):
             with self.panel(image, mark, note):
-                scores = score_map(
-                    self.patch_positions, self.apply_rope_2d, freqs_of(), grid, (r, c)
+                # the keys follow the grid and the layout, not the query: kept over its moves
+                keys, freqs = self.kept(
+                    name,
+                    key,
+                    lambda freqs_of=freqs_of: rotated_keys(
+                        self.patch_positions, self.apply_rope_2d, freqs_of(), grid
+                    ),
                 )
+                scores = score_map(self.apply_rope_2d, keys, freqs, grid, (r, c))
                 self.scores[name] = scores
                 image.set_data(scores)
                 top = float(np.max(np.abs(scores))) or 1.0
