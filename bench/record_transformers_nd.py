@@ -17,7 +17,8 @@ significant digits (float32 values read back exactly):
   at the positions (row, col) = (1, 0) and (0, 1), i.e. its per-pair rates of the height
   and the width, for d every multiple of 4 from 4 to 256 and bases 100 .. 1e6;
 - ``angles_2d``: its angles (``recomposition_frequencies(position_ids[..., None] * inv_freq)``,
-  the first d/2 columns, float32) at random positions of grids up to 32 x 32 and up to 4096;
+  the first d/2 columns, float32) at random positions of grids up to 32 x 32 and up to 4096
+  (and ``axial_d6``: what it does with d = 6, which the course refuses);
   the recorder checks that forward's cos and sin are the cos and sin of these angles;
 - ``mixed``: ``init_random_2d_freqs(dim=d, num_heads=1, theta=base)`` under a torch seed, with
   the random angle phi it drew, and the angles of ``compute_mixed_cis`` (float64 in, mod 2 pi)
@@ -117,6 +118,20 @@ def record_axial(torch, cfg, emb_cls, rng) -> list[dict]:
             {"d": d, "base": base, "freqs_y": f17(ang[0].tolist()), "freqs_x": f17(ang[1].tolist())}
         )
     return out
+
+
+def record_axial_d6(torch, cfg, emb_cls) -> dict:
+    """What Pixtral does with d = 6, which the course refuses: its rates of the height and
+    the width at (1, 0) and (0, 1), and how many pairs each axis gets."""
+    ang = pixtral_angles(torch, pixtral_rotary(cfg, emb_cls, 6, 1e4), [[1, 0], [0, 1]])
+    fy, fx = f17(ang[0].tolist()), f17(ang[1].tolist())
+    return {
+        "d": 6,
+        "freqs_y": fy,
+        "freqs_x": fx,
+        "height_pairs": sum(v != 0 for v in fy),
+        "width_pairs": sum(v != 0 for v in fx),
+    }
 
 
 def record_angles_2d(torch, cfg, emb_cls, rng) -> list[dict]:
@@ -529,6 +544,7 @@ def main() -> int:
         "torch": torch.__version__,
         "rope_vit": "deit/models_v2_rope.py: " + ", ".join(ROPE_VIT_FUNCTIONS),
         "axial": record_axial(*pix, rng),
+        "axial_d6": record_axial_d6(*pix),
         "angles_2d": record_angles_2d(*pix, rng),
         "mixed": record_mixed(torch, fns, rng),
         "rotate": record_rotate(*pix, fns, apply_rotary_pos_emb, rng),

@@ -78,6 +78,16 @@ def test_axial_freqs_equal_pixtral():
     assert worst < 1e-6
 
 
+def test_d6_which_pixtral_splits_unevenly_is_refused():
+    """Pixtral takes d = 6 and gives the height 2 pairs and the width 1 (recorded); the course
+    asks for a multiple of 4 so that both axes get d/4 pairs."""
+    hf = recorded()["axial_d6"]
+    assert (hf["height_pairs"], hf["width_pairs"]) == (2, 1)
+    assert hf["freqs_y"][0] == 1.0 and hf["freqs_x"][:2] == [0.0, 0.0]
+    msg = raises_naming(lambda: ref.axial_freqs(6, 1e4), "d")
+    assert "multiple of 4" in msg
+
+
 def test_rope_2d_angles_equal_pixtral():
     for case in recorded()["angles_2d"]:
         got = ref.rope_2d_angles(case["positions"], *ref.axial_freqs(case["d"], case["base"]))
