@@ -191,6 +191,37 @@ def test_restarted_rates_named_however_written(impl):
     assert any("text only" in n for n in named) and not unnamed
 
 
+# The two forms of each mistake, for the course-wide test of named mistakes
+# (tests/test_checks_mistake_forms.py).
+FORMS = {
+    ("axial_freqs", "height gets the first half of the rates, width the second"): (
+        axial_halves_sliced,
+        axial_halves_loop,
+    ),
+    ("patch_positions", "patches numbered column by column"): (
+        patches_xy_meshgrid,
+        patches_loop_columns_first,
+    ),
+    ("rope_2d_angles", "row and column swapped"): (
+        angles_reversed_positions,
+        angles_einsum_swapped,
+    ),
+    ("mrope_position_ids", "start moved on by h * w after an image"): (
+        ids_count_tokens,
+        ids_next_after_last_token,
+    ),
+    ("mrope_angles", "the rates start again in each section"): (
+        angles_restart_per_section,
+        angles_restart_at_one,
+    ),
+}
+
+
+def test_forms_name_the_catalogued_mistakes():
+    for (function, name), forms in FORMS.items():
+        assert [m.name for m in C.CHECKS[function].mistakes] == [name] and len(forms) == 2
+
+
 # --------------------------------------------------------------------------- right answers
 
 
