@@ -191,6 +191,30 @@ def test_restarted_rates_named_however_written(impl):
     assert any("text only" in n for n in named) and not unnamed
 
 
+def angles_restart_spread(position_ids, d, base, mrope_section):
+    """Each section starts again at rate 1.0 and spreads its rates over the whole spectrum: a
+    third way to restart, named by what it does (the first pair of a section turns at 1.0),
+    since neither wrong implementation of the checks module gives these numbers."""
+    ids = np.asarray(position_ids, dtype=float)
+    th = base ** (-2.0 * np.arange(d // 2) / d)
+    blocks = [
+        ids[s][:, None] * th[np.linspace(0, d // 2 - 1, n).astype(int)]
+        for s, n in enumerate(mrope_section)
+        if n > 0
+    ]
+    return np.concatenate(blocks, axis=1)
+
+
+def test_a_third_restart_is_named_by_its_property():
+    named, unnamed = named_on("mrope_angles", angles_restart_spread)
+    assert any("text only" in n for n in named) and not unnamed
+    check = C.CHECKS["mrope_angles"]
+    case = check.fixed()[0]
+    wrong = angles_restart_spread(*case.args)
+    impls = (check.mistakes[0].impl, *check.mistakes[0].variants)
+    assert not any(C.agree("array", wrong, impl(*case.args))[0] for impl in impls)
+
+
 # The two forms of each mistake, for the course-wide test of named mistakes
 # (tests/test_checks_mistake_forms.py).
 FORMS = {

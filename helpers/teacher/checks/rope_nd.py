@@ -503,6 +503,23 @@ def mrope_angles_restarted_at_one(position_ids, d, base, mrope_section) -> np.nd
     return np.concatenate(blocks, axis=1)
 
 
+def restarted_rates_show(case: Case, got, want) -> bool:
+    """The property of the mistake, however the rates were restarted: the first pair of every
+    section after the first turns at rate 1.0 (angle = its id), where one spectrum has
+    thetas(d, base)[start] < 1; and at least one such id is not 0, so that it shows."""
+    if want is None:
+        return False
+    ids, _, _, section = case.args
+    ids, got = np.asarray(ids, dtype=np.float64), np.asarray(got, dtype=np.float64)
+    if got.shape != np.shape(want):
+        return False
+    starts = np.cumsum([0, *section[:-1]])
+    later = [(s, int(j)) for s, (j, n) in enumerate(zip(starts, section)) if n > 0 and j > 0]
+    if not later or not any(np.any(ids[s] != 0) for s, _ in later):
+        return False
+    return all(np.allclose(got[:, j], ids[s], rtol=1e-6, atol=1e-9) for s, j in later)
+
+
 M_ANGLES_RESTARTED = Mistake(
     "the rates start again in each section",
     "your sections each start again at the fastest rate 1.0, so text, whose three ids are "
@@ -511,6 +528,7 @@ M_ANGLES_RESTARTED = Mistake(
     "thetas(d, base)[j], whichever id it takes.",
     mrope_angles_restarted,
     variants=(mrope_angles_restarted_at_one,),
+    shows=restarted_rates_show,
 )
 
 MROPE_ANGLES = FunctionCheck(
