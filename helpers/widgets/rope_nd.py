@@ -40,7 +40,7 @@ MIXED_BASE = 10.0  # RoPE-Mixed's default base in the authors' code
 
 
 def angle_slider(description: str, value: float) -> widgets.FloatSlider:
-    """An angle in radians, 0 .. pi, that updates when released."""
+    """An angle in radians, 0 .. pi, updating the figure while it is dragged."""
     import ipywidgets as widgets
 
     from helpers.widgets.base import DESCRIPTION_WIDTH, SLIDER_WIDTH
@@ -51,7 +51,7 @@ def angle_slider(description: str, value: float) -> widgets.FloatSlider:
         max=round(math.pi, 2),
         step=0.01,
         description=description,
-        continuous_update=False,
+        continuous_update=True,
         layout=widgets.Layout(width=SLIDER_WIDTH, flex="0 0 auto"),
         style={"description_width": DESCRIPTION_WIDTH},
     )
