@@ -184,14 +184,25 @@ def validation_failures(output: str) -> int:
 
 
 def graded_test_cells(path: Path) -> int:
+    """The cells nbgrader validate fails in an unanswered learner notebook: its graded test
+    cells, and its written answers (manually graded Markdown answer cells), which still hold
+    their stub."""
     nb = nbformat.read(path, as_version=4)
-    return sum(
+    tests = sum(
         1
         for c in nb.cells
         if c.cell_type == "code"
         and c.metadata.get("nbgrader", {}).get("grade")
         and not c.metadata["nbgrader"].get("solution")
     )
+    written = sum(
+        1
+        for c in nb.cells
+        if c.cell_type == "markdown"
+        and c.metadata.get("nbgrader", {}).get("grade")
+        and c.metadata["nbgrader"].get("solution")
+    )
+    return tests + written
 
 
 def _blocks(nb: nbformat.NotebookNode, markers: tuple[str, str]) -> tuple[list[str], list[str]]:
@@ -324,8 +335,8 @@ def test_nbgrader_validate_passes_source_and_fails_learner(nb_id, tmp_path):
     assert status == 0, output
     expected = graded_test_cells(learner)
     assert validation_failures(output) == expected, (
-        f"notebooks/{nb_id}: every one of its {expected} graded test cells should fail "
-        f"before it is answered:\n{output}"
+        f"notebooks/{nb_id}: every one of its {expected} graded test cells and written "
+        f"answers should fail before it is answered:\n{output}"
     )
 
 
