@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
 
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
-IDS := 01_order 02_sincos 03_norm 04_decay 05_rotation 06_rope 07_alibi 08_offsets 09_families 10_long_context
+IDS := 01_order 02_sincos 03_norm 04_decay 05_rotation 06_rope 07_alibi 08_offsets 09_families 10_long_context 12_rope_today
 
 .PHONY: setup lab test test-fast system-deps doctor notebooks lint bench clean \
 	release collect autograde feedback grades learner-build demo

@@ -51,6 +51,9 @@ LARGE = {
     "seq_len": 512,
     "max_offset": 511,
     "positions": True,
+    "n_layers": 80,
+    "window": 32,
+    "steps": 200,
 }
 
 # A function parameter of an explorer -> the reference function of the same job.

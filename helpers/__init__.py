@@ -30,6 +30,7 @@ ASSIGNMENTS = (
     "08_offsets",
     "09_families",
     "10_long_context",
+    "12_rope_today",
 )
 
 

@@ -71,6 +71,16 @@ SPEC_FUNCTIONS = {
         "llama3_thetas",
         "unseen_angle_pairs",
     ],
+    "12_rope_today": [
+        "partial_thetas",
+        "proportional_thetas",
+        "longrope_thetas",
+        "layer_rope_bases",
+        "llama4_attn_scales",
+        "rerotate_keys",
+        "sink_cache_update",
+        "mla_cache_values",
+    ],
 }
 
 # The "Known mistakes" table of COURSE_SPEC.md, one entry per (function, mistake):
@@ -105,6 +115,14 @@ SPEC_MISTAKES = {
     "ntk_base": 2,  # d / (d + 2); factor alone
     "yarn_thetas": 2,  # no attention factor; betas swapped
     "llama3_thetas": 1,  # high-frequency pairs scaled
+    # 12_rope_today
+    "partial_thetas": 1,  # over 2i/d (the fractions swapped)
+    "proportional_thetas": 1,  # over 2i/rot (the fractions swapped)
+    "longrope_thetas": 1,  # long factors from seq_len >= original_max
+    "layer_rope_bases": 2,  # i % every == 0; no_rope_layers read as 1 = no RoPE
+    "llama4_attn_scales": 1,  # without the + 1
+    "rerotate_keys": 1,  # turned forward
+    "sink_cache_update": 1,  # built on the forward turn
 }
 
 # The picture of seed 000 (section 8): sinusoidal_pe(24, 16) drawn with " .:-=+*#%@".

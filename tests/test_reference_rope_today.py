@@ -20,8 +20,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers.reference import apply_rope, interleaved_to_half, thetas
-from helpers.teacher.reference_rope_today import (
+from helpers.reference import (
+    apply_rope,
+    interleaved_to_half,
     layer_rope_bases,
     llama4_attn_scales,
     longrope_thetas,
@@ -30,6 +31,7 @@ from helpers.teacher.reference_rope_today import (
     proportional_thetas,
     rerotate_keys,
     sink_cache_update,
+    thetas,
 )
 
 DATA = json.loads(

@@ -25,12 +25,25 @@ from helpers.widgets import (
     offsets,
     order,
     rope,
+    rope_today,
     rotation,
     sincos,
 )
 from helpers.widgets.base import Explorer
 
-MODULES = (alibi, decay, families, long_context, norm, offsets, order, rope, rotation, sincos)
+MODULES = (
+    alibi,
+    decay,
+    families,
+    long_context,
+    norm,
+    offsets,
+    order,
+    rope,
+    rope_today,
+    rotation,
+    sincos,
+)
 # Explorers whose every move keeps the background cached (no full redraw) at the largest
 # sizes: all of them.
 LAYERED = (
@@ -42,6 +55,7 @@ LAYERED = (
     "offsets",
     "order",
     "rope",
+    "rope_today",
     "rotation",
     "sincos",
 )

@@ -20,6 +20,16 @@ from pathlib import Path
 import numpy as np
 
 from helpers import validate
+from helpers.teacher.reference_rope_today import (
+    layer_rope_bases,
+    llama4_attn_scales,
+    longrope_thetas,
+    mla_cache_values,
+    partial_thetas,
+    proportional_thetas,
+    rerotate_keys,
+    sink_cache_update,
+)
 
 __all__ = [  # noqa: RUF022  (in teaching order, notebook by notebook)
     # 01_order
@@ -89,6 +99,15 @@ __all__ = [  # noqa: RUF022  (in teaching order, notebook by notebook)
     "yarn_thetas",
     "llama3_thetas",
     "unseen_angle_pairs",
+    # 12_rope_today (helpers/teacher/reference_rope_today.py)
+    "partial_thetas",
+    "proportional_thetas",
+    "longrope_thetas",
+    "layer_rope_bases",
+    "llama4_attn_scales",
+    "rerotate_keys",
+    "sink_cache_update",
+    "mla_cache_values",
 ]
 
 DIM = 64
