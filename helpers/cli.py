@@ -293,9 +293,9 @@ def main(argv: list[str] | None = None) -> int:
         chk = sub.add_parser("check", help="grade a saved notebook as autograde would")
         chk.add_argument("notebook", type=Path)
         chk.add_argument("--seed", type=int, default=None, help="replay the random cases of a seed")
-        from helpers.teacher import classroom
+        from helpers.teacher.classroom.commands import add_commands
 
-        classroom.add_commands(sub)
+        add_commands(sub)
     args = parser.parse_args(argv)
 
     if args.command == "doctor":
@@ -320,6 +320,6 @@ def main(argv: list[str] | None = None) -> int:
         from helpers.teacher.isolated import check_command
 
         return check_command(args.notebook, seed=args.seed)
-    from helpers.teacher import classroom
+    from helpers.teacher.classroom.commands import run_command
 
-    return classroom.run_command(args)
+    return run_command(args)

@@ -1,10 +1,11 @@
-"""The reference maths of notebook 12_rope_today: RoPE in today's models.
+"""The reference maths of 12_rope_today: RoPE in today's models.
 
 Partial and proportional rotary (GPT-NeoX, Gemma 4), LongRoPE's per-pair factors (Phi-3),
 per-layer RoPE plans (Gemma 3, Llama 4) and Llama 4's attention temperature, the
 re-rotation of cached keys (StreamingLLM's sink cache) and the cache size of multi-head
 latent attention (DeepSeek-V3). Vectorised numpy, float64; pairs are interleaved, pair
-``i`` is dimensions ``(2i, 2i+1)``; rotations are counter-clockwise.
+``i`` is dimensions ``(2i, 2i+1)``; rotations are counter-clockwise. Conventions of the
+whole reference: ``helpers.teacher.reference``.
 """
 
 from __future__ import annotations
@@ -15,37 +16,20 @@ import numbers
 import numpy as np
 
 from helpers import validate
+from helpers.teacher.reference.rope import _rotate_pairs, apply_rope, thetas
 
-__all__ = [
-    "layer_rope_bases",
-    "llama4_attn_scales",
-    "longrope_thetas",
-    "mla_cache_values",
+__all__ = [  # noqa: RUF022  (in the order the notebook teaches them)
     "partial_thetas",
     "proportional_thetas",
+    "longrope_thetas",
+    "layer_rope_bases",
+    "llama4_attn_scales",
     "rerotate_keys",
     "sink_cache_update",
+    "mla_cache_values",
 ]
 
-
-def _thetas(d, base=10000.0) -> np.ndarray:
-    """theta_i = base ** (-2 i / d) (notebook 06_rope's rates, computed in log space).
-
-    # shape: (d // 2,)
-    """
-    d = validate.dim(d)
-    base = validate.base(base)
-    return np.exp(-(2.0 * np.arange(d // 2) / d) * math.log(base))
-
-
-def _rotate(x: np.ndarray, angles: np.ndarray) -> np.ndarray:
-    """Interleaved pair i of each row turned counter-clockwise by ``angles[..., i]`` (a new array)."""
-    c, s = np.cos(angles), np.sin(angles)
-    out = np.empty_like(x)
-    x0, x1 = x[..., 0::2], x[..., 1::2]
-    out[..., 0::2] = x0 * c - x1 * s
-    out[..., 1::2] = x0 * s + x1 * c
-    return out
+ASSIGNMENT = "12_rope_today"
 
 
 def _fraction(p) -> float:
@@ -87,7 +71,7 @@ def partial_thetas(d, base, partial_rotary_factor) -> np.ndarray:
             f"got int({d} * {partial_rotary_factor!r}) = {rot}"
         )
     out = np.zeros(d // 2)
-    out[: rot // 2] = _thetas(rot, base)
+    out[: rot // 2] = thetas(rot, base)
     return out
 
 
@@ -113,7 +97,7 @@ def proportional_thetas(d, base, partial_rotary_factor, factor=1.0) -> np.ndarra
             f"got int({partial_rotary_factor!r} * {d} // 2) = {k}"
         )
     out = np.zeros(d // 2)
-    out[:k] = _thetas(d, base)[:k] / f
+    out[:k] = thetas(d, base)[:k] / f
     return out
 
 
@@ -152,7 +136,7 @@ def longrope_thetas(
     ext = long if seq_len is not None and seq_len > original_max else short
     s = max_position / original_max
     attention_factor = math.sqrt(1 + math.log(s) / math.log(original_max)) if s > 1 else 1.0
-    return _thetas(d, base) / ext, attention_factor
+    return thetas(d, base) / ext, attention_factor
 
 
 def layer_rope_bases(n_layers, every, base, every_base) -> np.ndarray:
@@ -206,7 +190,7 @@ def rerotate_keys(keys, shift, base=10000.0) -> np.ndarray:
             f"shift must be an integer or broadcast to keys.shape[:-1] = {x.shape[:-1]}, "
             f"got shape {np.shape(shift)}"
         ) from None
-    return _rotate(x, -s[..., None] * _thetas(d, base))
+    return _rotate_pairs(x, slice(0, None, 2), slice(1, None, 2), -s[..., None] * thetas(d, base))
 
 
 def sink_cache_update(cache, new_keys, num_sink, base=10000.0) -> np.ndarray:
@@ -239,7 +223,7 @@ def sink_cache_update(cache, new_keys, num_sink, base=10000.0) -> np.ndarray:
     out = np.empty_like(c)
     out[:num_sink] = c[:num_sink]
     out[num_sink : W - n] = rerotate_keys(c[num_sink + n :], n, base)
-    out[W - n :] = _rotate(new, np.arange(W - n, W)[:, None] * _thetas(d, base))
+    out[W - n :] = apply_rope(new, np.arange(W - n, W), base)
     return out
 
 
