@@ -129,6 +129,17 @@ def real_ids(wanted: list[str]) -> list[str]:
     ]
 
 
+def written_points(source_nb: Path) -> float:
+    """The points of an instructor notebook's written answers: its manually graded Markdown
+    cells (``grade`` and ``solution``), which autograding leaves to the teacher."""
+    nb = nbformat.read(source_nb, as_version=4)
+    return sum(
+        float(c.metadata["nbgrader"].get("points", 0))
+        for c in nb.cells
+        if c.cell_type == "markdown" and c.get("metadata", {}).get("nbgrader", {}).get("grade")
+    )
+
+
 def course_with(tmp: Path, ids: list[str]) -> Path:
     """A copy of the real course restricted to ``ids``."""
     return copy_course(REPO, tmp / "course", ids)

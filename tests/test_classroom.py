@@ -37,12 +37,13 @@ def _cli(*args: str, cwd: Path) -> str:
 
 
 def _points(source_nb: Path) -> dict[str, float]:
-    """``test grade_id -> points`` read from the source notebook's nbgrader metadata."""
+    """``test grade_id -> points`` read from the source notebook's nbgrader metadata (the
+    code grade cells: the written answers are graded by hand, see ``kit.written_points``)."""
     nb = nbformat.read(source_nb, as_version=4)
     out = {}
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
-        if meta.get("grade"):
+        if meta.get("grade") and cell.cell_type == "code":
             out[meta["grade_id"]] = float(meta.get("points", 0))
     return out
 
@@ -113,7 +114,9 @@ def _cycle(tmp_path: Path, course: Path, assignment: str, broken_partly: list[st
     assert set(rows) == set(plans)
     for student, want in expected.items():
         assert float(rows[student][assignment]) == pytest.approx(want), (student, rows[student])
-        assert float(rows[student]["max_total"]) == pytest.approx(total)
+        assert float(rows[student]["max_total"]) == pytest.approx(
+            total + kit.written_points(source)
+        )
     assert 0 < expected["bob"] < total
     return feedback, source
 

@@ -47,8 +47,8 @@ def _points(assignment: str) -> float:
     return sum(
         float(c.metadata["nbgrader"].get("points", 0))
         for c in nb.cells
-        if c.metadata.get("nbgrader", {}).get("grade")
-    )
+        if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"
+    )  # the autograded points: the written answer waits for the teacher
 
 
 @pytest.mark.skipif(not kit.real_ids([EN, KO]), reason="06_rope and 06_rope_ko are needed")
@@ -86,5 +86,13 @@ def test_same_answers_same_grades_in_both_languages(tmp_path):
     assert by["ann"][EN] == pytest.approx(total)
     with open(tmp_path / "grades.csv", newline="", encoding="utf-8") as fh:
         header = next(csv.reader(fh))
-    assert header == ["student_id", EN, f"{EN} language", "total", "max_total", "status"]
+    assert header == [
+        "student_id",
+        EN,
+        f"{EN} language",
+        "total",
+        "max_total",
+        "status",
+        "written_waiting",
+    ]
     assert by["kim"]["status"] == f"{EN}: graded"

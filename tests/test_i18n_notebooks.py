@@ -122,7 +122,10 @@ def test_translate_tool_reports_each_problem(tmp_path):
     code = {c.get("id"): c for c in en.cells if c.cell_type == "code"}
     for cid, entry in data["cells"].items():
         if "markdown" in entry:
-            entry["markdown"] = "번역된 셀 " + cid
+            text = "번역된 셀 " + cid
+            if "### BEGIN SOLUTION" in entry["markdown"]:  # a written answer keeps its markers
+                text = f"### BEGIN SOLUTION\n{text}\n### END SOLUTION"
+            entry["markdown"] = text
         else:
             entry["strings"] = {}
     test_id = next(cid for cid, c in code.items() if cid.startswith("test_") and '"' in c.source)
@@ -142,6 +145,11 @@ def test_translate_tool_reports_each_problem(tmp_path):
     assert any("changed since" in p for p in broken(lambda c: c["title"].update(en="0" * 12)))
     assert any("no translation" in p for p in broken(lambda c: c.pop("title")))
     assert any("not in 01_order" in p for p in broken(lambda c: c.update(nope={"en": "x"})))
+    written = next(
+        cid for cid, e in data["cells"].items() if "BEGIN SOLUTION" in e.get("markdown", "")
+    )
+    unmarked = broken(lambda c: c[written].update(markdown="번역된 채점 기준"))
+    assert any(f"{written!r}: the translation has the markers []" in p for p in unmarked), unmarked
     answer = next(cid for cid in code if cid.startswith("answer_"))
     solution_line = translate._protected_spans(code[answer].source)[0]
     inside = code[answer].source[solution_line[0] : solution_line[1]].splitlines()[1].strip()

@@ -89,7 +89,8 @@ def test_wheel_leaves_out_the_teacher_modules(wheel):
         .decode()
     )
     assert "+learner" in meta
-    assert "Requires-Dist: numpy" in meta and "Requires-Dist: nbgrader" not in meta
+    assert "Requires-Dist: numpy" in meta and "Requires-Dist: nbgrader" in meta
+    assert "Requires-Dist: pytest" not in meta
 
 
 def test_installed_build_has_no_reference(learner_python):

@@ -194,6 +194,17 @@ def graded_test_cells(path: Path) -> int:
     )
 
 
+def written_answer_cells(path: Path) -> int:
+    """The written answers (Markdown grade cells), which nbgrader validate counts as failed
+    while they read as released."""
+    nb = nbformat.read(path, as_version=4)
+    return sum(
+        1
+        for c in nb.cells
+        if c.cell_type == "markdown" and c.metadata.get("nbgrader", {}).get("grade")
+    )
+
+
 def _blocks(nb: nbformat.NotebookNode, markers: tuple[str, str]) -> tuple[list[str], list[str]]:
     """(lines inside the marked blocks, lines outside them), stripped, over all cells."""
     begin, end = markers
@@ -322,10 +333,10 @@ def test_nbgrader_validate_passes_source_and_fails_learner(nb_id, tmp_path):
     learner = nb_path(course, "notebooks", nb_id)
     status, output = nbgrader_validate(learner, course)
     assert status == 0, output
-    expected = graded_test_cells(learner)
+    expected = graded_test_cells(learner) + written_answer_cells(learner)
     assert validation_failures(output) == expected, (
-        f"notebooks/{nb_id}: every one of its {expected} graded test cells should fail "
-        f"before it is answered:\n{output}"
+        f"notebooks/{nb_id}: every one of its {expected} graded test cells and written "
+        f"answers should fail before it is answered:\n{output}"
     )
 
 

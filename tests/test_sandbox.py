@@ -261,7 +261,9 @@ def test_attacks_through_autograde_take_nothing(tmp_path):
     before = _digest(course / "submitted" / "alice") | _digest(course / "submitted" / "bob")
     report = autograde(course, jobs=2, progress=False)
     assert report.sandboxed, report.summary()
-    full = report.max_scores[assignment]
+    # every autograded point: the written answers wait for the teacher
+    written = kit.written_points(course / "source" / assignment / f"{assignment}.ipynb")
+    full = report.max_scores[assignment] - written
     assert report.scores["alice"][assignment] == full
     assert 0 < report.scores["bob"][assignment] < full
     # the gradebook still holds everyone, read afresh

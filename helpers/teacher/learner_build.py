@@ -28,8 +28,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # The folder of ``helpers`` that never leaves the teacher's machine.
 TEACHER_ONLY = "teacher"
-# Runtime dependencies a learner does not need (grading, tests); the ``dev`` extra is left out.
-TEACHER_DEPENDENCIES = ("nbgrader", "pytest")
+# Runtime dependencies a learner does not need (the test runner); the ``dev`` extra is left out.
+# nbgrader stays: a learner's ``nbgrader fetch_assignment``, ``submit`` and ``fetch_feedback``.
+TEACHER_DEPENDENCIES = ("pytest",)
 
 
 def _requirement_name(req: str) -> str:

@@ -113,6 +113,13 @@ def _code_shape(source: str) -> str:
     return ast.dump(tree, include_attributes=False)
 
 
+def _markers(text: str) -> list[str]:
+    """The protected markers of a cell, in order (a written answer's grading guide sits
+    between ``### BEGIN SOLUTION`` and ``### END SOLUTION`` in a Markdown cell)."""
+    marks = {m for pair in PROTECTED for m in pair}
+    return [ln.strip() for ln in text.splitlines() if ln.strip() in marks]
+
+
 def _needs_words(text: str) -> bool:
     return bool(_WORD.search(_MATH_OR_CODE.sub(" ", text)))
 
@@ -174,6 +181,13 @@ def problems(base: str, lang: str, root: Path = ROOT) -> list[str]:
                 text.strip() == cell.source.strip() or (script and not script.search(text))
             ):
                 out.append(f"{where}: the Markdown is not translated yet (still the English)")
+            elif _markers(text) != _markers(cell.source):
+                out.append(
+                    f"{where}: the translation has the markers {_markers(text)} where the "
+                    f"English cell has {_markers(cell.source)} (a written answer's grading "
+                    "guide stays between ### BEGIN SOLUTION and ### END SOLUTION, each on a "
+                    "line of its own)"
+                )
             if "strings" in entry:
                 out.append(f"{where}: a Markdown cell has 'markdown', not 'strings'")
             continue

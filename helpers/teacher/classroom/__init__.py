@@ -12,6 +12,7 @@ nothing):
 ``cluster``         ``autograde --scheduler``: the same grading on a Dask cluster
 ``summary``         the class report: its printed summary and ``autograde_report.csv``
 ``grades``          the scores from the gradebook and the grades CSV
+``written``         the written answers graded by hand: how many wait, kept through a regrade
 ``commands``        the command line: parses the arguments and calls the step
 ==================  ===============================================================
 

@@ -11,6 +11,7 @@ import csv
 from collections.abc import Iterable
 from pathlib import Path
 
+from helpers.teacher.classroom import written
 from helpers.teacher.classroom.course import assignment_ids, course_id, db_url
 from helpers.teacher.classroom.steps import registered
 from helpers.teacher.classroom.submissions import STATUSES
@@ -96,8 +97,9 @@ def export_grades(
     course: Path, out: Path, ids: Iterable[str] | None = None, db: str | None = None
 ) -> list[dict]:
     """Write one CSV row per learner: each notebook's score and language, ``total``,
-    ``max_total`` and ``status`` (``<id>: <status>`` of each notebook, from
-    ``autograde_report.csv``).
+    ``max_total``, ``status`` (``<id>: <status>`` of each notebook, from
+    ``autograde_report.csv``) and ``written_waiting`` (the learner's written answers that
+    wait for manual grading, read from the gradebook).
 
     A notebook is one column whatever the language it was taken in (``06_rope`` and
     ``06_rope_ko`` are graded alike and score alike); ``<id> language`` says which one the
@@ -119,13 +121,14 @@ def export_grades(
     taken = {(student, assignment) for student, assignment, _nb in by_notebook}  # submitted
     scores, maxima = by_assignment(by_notebook, notebook_maxima, ids, students)
     status = statuses(course, students, ids)
+    waits = written.waiting(db_url(course, db), course_id(course), ids, students)
     base_max = {}
     for assignment in ids:
         base_max.setdefault(split_assignment(assignment)[0], maxima[assignment])
     rows = []
     for student in students:
         row: dict = {"student_id": student}
-        said = []
+        said, chosen = [], set()
         for base in bases:
             best = None
             for assignment in ids:
@@ -134,6 +137,7 @@ def export_grades(
                 if best is None or scores[student][assignment] > scores[student][best]:
                     best = assignment
             row[base] = round(scores[student][best], 6) if best else 0.0
+            chosen.add(best)
             row[f"{base} language"] = split_assignment(best)[1] if best else ""
             variants = [a for a in ids if split_assignment(a)[0] == base]
             shown = best or next(
@@ -143,9 +147,13 @@ def export_grades(
         row["total"] = round(sum(row[b] for b in bases), 6)
         row["max_total"] = round(sum(base_max.values()), 6)
         row["status"] = "; ".join(said)
+        # the written answers of the notebooks counted above (the better language's)
+        row["written_waiting"] = sum(
+            w.answers for (s, a, _nb), w in waits.items() if s == student and a in chosen
+        )
         rows.append(row)
     fields = ["student_id", *[f for b in bases for f in (b, f"{b} language")], "total"]
-    fields += ["max_total", "status"]
+    fields += ["max_total", "status", "written_waiting"]
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=fields)

@@ -29,6 +29,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from helpers.teacher import sandbox
+from helpers.teacher.classroom import written
 from helpers.teacher.classroom.course import (
     assignment_ids,
     course_id,
@@ -448,6 +449,7 @@ def autograde(
     else:
         engine = "local process pool"
         _run_pool(course, url, runnable, jobs, Tally(runnable, bar), log)
+    written.settle(url, course_id(course), ids, [t.student for t in runnable])
     per_notebook, nb_max = notebook_scores(course, ids, [t.student for t in tasks], db)
     scores, maxima = by_assignment(per_notebook, nb_max, ids, [t.student for t in tasks])
     for task in tasks:
@@ -457,6 +459,7 @@ def autograde(
         tasks, scores, maxima, jobs, time.perf_counter() - start, not note, note, engine
     )
     report.notebook_scores, report.notebook_max, report.log_path = per_notebook, nb_max, log
+    report.waiting = written.waiting(url, course_id(course), ids, [t.student for t in runnable])
     report.write_csv(course / REPORT_NAME)
     return report
 

@@ -2,7 +2,8 @@
 
 ``ClassReport.summary`` is what ``python -m helpers autograde`` prints at the end (its counts
 are the progress bar's); ``ClassReport.write_csv`` writes one row per (learner, assignment,
-notebook) with its status, reason, score, seed and replay command (``REPORT_COLUMNS``);
+notebook) with its status, reason, score, the written answers that wait for the teacher,
+seed and replay command (``REPORT_COLUMNS``);
 ``read_report`` reads such a file back.
 """
 
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from helpers.teacher import sandbox
+from helpers.teacher.classroom import written
 from helpers.teacher.classroom.submissions import NOT_SUBMITTED, STATUSES, Task
 
 REPORT_NAME = "autograde_report.csv"
@@ -34,6 +36,8 @@ class ClassReport:
     notebook_scores: dict[tuple[str, str, str], float] = field(default_factory=dict)
     notebook_max: dict[tuple[str, str], float] = field(default_factory=dict)
     log_path: Path | None = None
+    # (learner, assignment, notebook) -> its written answers that wait for the teacher
+    waiting: dict[tuple[str, str, str], written.Waiting] = field(default_factory=dict)
 
     def failures(self) -> list[str]:
         """One line per problem: learner, assignment, what happened, what it scored."""
@@ -82,6 +86,11 @@ class ClassReport:
         if absent:
             status += f"; {absent} not submitted (missing, scored 0)"
         lines.append(status)
+        graded = {(t.student, t.assignment) for t in submitted if t.ok}
+        total = sum(
+            (w for (s, a, _nb), w in self.waiting.items() if (s, a) in graded), written.Waiting()
+        )
+        lines.append(f"{written.phrase(total)} (the Formgrader: make grade-ui)")
         if self.report_path is not None:
             lines.append(
                 f"status, scores, seeds and replay commands of every notebook: {self.report_path}"
@@ -117,6 +126,9 @@ class ClassReport:
                             self.notebook_max.get((t.assignment, found.notebook), 0.0), 6
                         ),
                         "graded": int(t.ok),
+                        "written_waiting": self.waiting.get(key, written.Waiting()).answers
+                        if t.ok
+                        else "",
                         "seed": "" if t.seed is None else t.seed,
                         "replay": "" if t.seed is None or not readable else replay,
                     }
@@ -151,6 +163,7 @@ REPORT_COLUMNS = [
     "score",
     "max_score",
     "graded",
+    "written_waiting",
     "seed",
     "replay",
 ]
