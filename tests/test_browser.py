@@ -50,6 +50,7 @@ ASSIGNMENTS = [
     "08_offsets",
     "09_families",
     "10_long_context",
+    "12_rope_today",
 ]
 # The sliders whose latency is measured in each explorer: (label, two values to set).
 MOVES = {
@@ -63,6 +64,7 @@ MOVES = {
     "08_offsets": [("d", ("512", "64"))],
     "09_families": [("num_buckets", ("64", "8")), ("max_distance", ("1000", "100"))],
     "10_long_context": [("d", ("256", "16")), ("factor", ("32", "4"))],
+    "12_rope_today": [("steps", ("200", "10")), ("window", ("32", "8"))],
 }
 # The Korean notebook opened, run and read: its self-check must answer in Korean.
 KOREAN, UNWRITTEN = "06_rope_ko", "rope_score"

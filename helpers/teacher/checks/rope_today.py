@@ -134,7 +134,17 @@ def _proportional_random(rng: np.random.Generator, n: int = 6) -> list[Case]:
 
 
 def proportional_over_rot(d, base, partial_rotary_factor, factor=1.0) -> np.ndarray:
-    """The k pairs at the rates of a 2k-dim RoPE, base ** (-2i/(2k)): partial rotary's rule."""
+    """The k pairs at the rates of a rot-dim RoPE, base ** (-2i/rot), rot = int(d * p):
+    partial rotary's rule."""
+    ref.proportional_thetas(d, base, partial_rotary_factor, factor)  # refuses the same input
+    k, rot = int(partial_rotary_factor * d // 2), int(d * partial_rotary_factor)
+    out = np.zeros(d // 2)
+    out[:k] = base ** (-2.0 * np.arange(k) / rot) / factor
+    return out
+
+
+def proportional_over_2k(d, base, partial_rotary_factor, factor=1.0) -> np.ndarray:
+    """The same rule over 2k (= rot, or rot - 1 when rot is odd): thetas(2k, base)[:k]."""
     ref.proportional_thetas(d, base, partial_rotary_factor, factor)  # refuses the same input
     k = int(partial_rotary_factor * d // 2)
     out = np.zeros(d // 2)
@@ -149,6 +159,7 @@ M_PROPORTIONAL_OVER_ROT = Mistake(
     "full head's rates base ** (-2i/d) / factor for the first k = int(p * d // 2) pairs: the "
     "fast end stays, the slow pairs go.",
     proportional_over_rot,
+    variants=(proportional_over_2k,),
 )
 
 
