@@ -99,6 +99,19 @@ CLAIMS = [
     ("scales-measure-md", r"1\.0693147", "scales-measure", r"8191: scale 1\.0693147"),
     ("scales-measure-md", r"1\.2197225", "scales-measure", r"65535: scale 1\.2197225"),
     ("scales-measure-md", r"1\.4812184", "scales-measure", r"999999: scale 1\.4812184"),
+    (
+        "scales-measure-md",
+        r"0\.21 at\s+\$n = 1024\$",
+        "scales-measure",
+        r"n =    1024: weight of the key 0\.21",
+    ),
+    (
+        "scales-measure-md",
+        r"0\.0002 at a million",
+        "scales-measure",
+        r"n = 1000000: weight of the key 0\.0002",
+    ),
+    ("scales-measure-md", r"0\.040, 0\.011 and 0\.0024", "scales-measure", r"1\.4812: 0\.0024"),
     ("rerotate-measure-md", r"2\.2\\cdot10\^\{-16\}", "rerotate-measure", r"difference: 2\.2e-16"),
     (
         "sink-measure-md",
