@@ -1,14 +1,16 @@
 """Record what Hugging Face transformers computes for the functions of 12_rope_today.
 
 Two parts, each run in its own environment (not in the course's .venv), because the sink
-cache has left transformers (4.57 keeps a class that raises, 5.x has none):
+cache has left transformers (4.57 keeps a class that raises, 5.x has none). torch is the
+CPU build of 2.13.0 (a local wheel here, ``TORCH=/opt/wheels/torch-2.13.0+cpu-*.whl``; a CUDA
+build is neither needed nor wanted); transformers 4.52.4 installs beside it as it is:
 
-    python3 -m venv /tmp/today && /tmp/today/bin/pip install torch==2.13.0 transformers==5.24.0 numpy
+    python3 -m venv /tmp/today && /tmp/today/bin/pip install $TORCH transformers==5.24.0 numpy
     /tmp/today/bin/python bench/record_transformers_today.py      # the "today" part
-    python3 -m venv /tmp/sink && /tmp/sink/bin/pip install torch==2.13.0 transformers==4.52.4 numpy
+    python3 -m venv /tmp/sink && /tmp/sink/bin/pip install $TORCH transformers==4.52.4 numpy
     /tmp/sink/bin/python bench/record_transformers_today.py       # the "sink" part
 
-Each run writes its part into ``tests/data/transformers_rope_today.json`` (about 0.3 MB)
+Each run writes its part into ``tests/data/transformers_rope_today.json`` (about 0.56 MB)
 and keeps the other part as recorded; the tests of 12_rope_today read it and need
 neither torch nor transformers. Small configurations only, weights random and made
 here (nothing is downloaded). What is recorded, on a fixed sample of the spec's ranges
