@@ -16,7 +16,7 @@ import numbers
 import numpy as np
 
 from helpers import validate
-from helpers.teacher.reference.rope import _rotate_pairs, apply_rope, thetas
+from helpers.teacher.reference.rope import _rotate_pairs, thetas
 
 __all__ = [  # noqa: RUF022  (in the order the notebook teaches them)
     "partial_thetas",
@@ -220,10 +220,12 @@ def sink_cache_update(cache, new_keys, num_sink, base=10000.0) -> np.ndarray:
     n = new.shape[0]
     if not 1 <= n <= W - num_sink:
         raise ValueError(f"new_keys must hold 1 .. W - num_sink = {W - num_sink} keys, got {n}")
+    th = thetas(d, base)
+    even, odd = slice(0, None, 2), slice(1, None, 2)
     out = np.empty_like(c)
     out[:num_sink] = c[:num_sink]
-    out[num_sink : W - n] = rerotate_keys(c[num_sink + n :], n, base)
-    out[W - n :] = apply_rope(new, np.arange(W - n, W), base)
+    out[num_sink : W - n] = _rotate_pairs(c[num_sink + n :], even, odd, -n * th)  # back by n
+    out[W - n :] = _rotate_pairs(new, even, odd, np.arange(W - n, W)[:, None] * th)
     return out
 
 
