@@ -21,6 +21,7 @@ import pytest
 from helpers.teacher import checks as C
 from helpers.teacher import reference as ref
 from helpers.teacher.calling import call
+from tests.test_checks_rope_today import WRONG as ROPE_TODAY_FORMS
 
 SEEDS = (1, 2, 3)
 BIG = -1e9  # a large negative number for a masked score, instead of -inf
@@ -745,6 +746,7 @@ FORMS = {
         llama3_one_band_loop,
     ),
 }
+FORMS.update(ROPE_TODAY_FORMS)  # 12_rope_today's two forms: tests/test_checks_rope_today.py
 MUTATION_FORMS = {("apply_rope", "input changed in place"): (rope_in_place, rope_copyto)}
 
 

@@ -315,3 +315,74 @@ def test_right_answers_written_differently_are_never_named():
         got = _call(back_complex, case)
         assert C.agree("array", got, C.expected(check, case))[0], case.label
         assert C.diagnose(check, case, got) is None
+
+
+# --------------------------------------------------------------------------- other forms
+
+
+def partial_all_pairs_full_head(d, base, partial_rotary_factor):
+    """2i/d, and the zeros forgotten as well: every pair at the head's rate."""
+    return base ** (-np.arange(0, d, 2) / d)
+
+
+def proportional_over_rot_no_factor(d, base, partial_rotary_factor, factor=1.0):
+    """2i/rot, and the factor forgotten as well."""
+    k, rot = int(partial_rotary_factor * d // 2), int(d * partial_rotary_factor)
+    out = np.zeros(d // 2)
+    out[:k] = base ** (-2 * np.arange(k) / rot)
+    return out
+
+
+def longrope_ge_no_attention(
+    d, base, short_factor, long_factor, original_max, max_position, seq_len=None
+):
+    """>= original_max, and the attention factor left at 1.0."""
+    th, _ = longrope_ge_where(
+        d, base, short_factor, long_factor, original_max, max_position, seq_len
+    )
+    return th, 1.0
+
+
+def layers_from_zero_swapped(n_layers, every, base, every_base):
+    """i % every == 0, and a third value on those layers (the base halved)."""
+    return np.array([base / 2 if i % every == 0 else base for i in range(n_layers)], float)
+
+
+def sink_forward_new_at_start(cache, new_keys, num_sink, base=10000.0):
+    """Kept keys turned forward, and the new keys rotated at slots 0 .. n - 1 as well."""
+    c, new = _sink_args(cache, new_keys, num_sink)
+    n = len(new)
+    kept = forward_complex(c[num_sink + n :], n, base)
+    return np.vstack([c[:num_sink], kept, forward_complex(new, np.arange(n), base)])
+
+
+OTHER_FORMS = [
+    ("partial_thetas", partial_all_pairs_full_head),
+    ("proportional_thetas", proportional_over_rot_no_factor),
+    ("longrope_thetas", longrope_ge_no_attention),
+    ("layer_rope_bases", layers_from_zero_swapped),
+    ("sink_cache_update", sink_forward_new_at_start),
+]
+
+
+@pytest.mark.parametrize(("name", "impl"), OTHER_FORMS, ids=[n for n, _ in OTHER_FORMS])
+def test_a_mistake_is_named_by_its_property_beside_a_second_slip(name, impl):
+    """The mistake together with another slip matches no wrong implementation exactly; its
+    property (the rates of the other rule, long factors at original_max, the plan one layer
+    early, the kept keys turned forward) still names it."""
+    check = C.CHECKS[name]
+    named = 0
+    for case in C.cases(check, np.random.default_rng(5)):
+        if case.label.startswith("bad input"):
+            continue
+        try:
+            wrong = _call(impl, case)
+        except ValueError:
+            continue
+        if C.agree(check.kind, wrong, C.expected(check, case))[0]:
+            continue
+        found = C.diagnose(check, case, wrong)
+        if found is not None:
+            assert found is check.mistakes[0], (case.label, found.name)
+            named += 1
+    assert named >= 1, f"{impl.__name__} was never named"

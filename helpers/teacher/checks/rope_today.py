@@ -85,6 +85,17 @@ def partial_over_d(d, base, partial_rotary_factor) -> np.ndarray:
     return out
 
 
+def partial_shows_full_head_rates(case: Case, got: np.ndarray, want) -> bool:
+    """The rotated pairs (the nonzero rates, however many) follow the full head's rates
+    base ** (-2i/d), where they should be a rot-dim RoPE's: written with a loop, ``**`` or
+    ``exp``, with or without the zeros after them."""
+    d, base = case.args[0], case.args[1]
+    m = int(np.count_nonzero(got))
+    if want is None or got.shape != (d // 2,) or m < 2 or np.any(got[m:] != 0):
+        return False
+    return bool(np.allclose(got[:m], ref.thetas(d, base)[:m], rtol=1e-6, atol=1e-12))
+
+
 M_PARTIAL_OVER_D = Mistake(
     "the rates of the full head (2i/d) instead of a rot-dim RoPE (2i/rot)",
     "your rotated pairs turn at base ** (-2i/d), the rates of the whole head, so they stop at "
@@ -93,6 +104,7 @@ M_PARTIAL_OVER_D = Mistake(
     "first rot/2 pairs, 0 for the others. Keeping the full head's rates is Gemma 4's "
     "proportional RoPE, the next exercise.",
     partial_over_d,
+    shows=partial_shows_full_head_rates,
 )
 
 
@@ -152,6 +164,23 @@ def proportional_over_2k(d, base, partial_rotary_factor, factor=1.0) -> np.ndarr
     return out
 
 
+def proportional_shows_rot_spectrum(case: Case, got: np.ndarray, want) -> bool:
+    """The k rotated pairs step down by base ** (-2/r) with r about 2k (a rot-dim RoPE's
+    spectrum) instead of base ** (-2/d), whatever scale (factor) they were given."""
+    d, base, p = case.args[:3]
+    k = int(p * d // 2)
+    if want is None or got.shape != (d // 2,) or k < 2 or np.any(got[:k] <= 0):
+        return False
+    steps = got[1:k] / got[: k - 1]
+    if not np.allclose(steps, steps[0], rtol=1e-6):
+        return False
+    return any(
+        np.isclose(steps[0], base ** (-2.0 / r), rtol=1e-6)
+        for r in {2 * k - 1, 2 * k, 2 * k + 1, int(d * p)}
+        if r > 0 and r != d
+    )
+
+
 M_PROPORTIONAL_OVER_ROT = Mistake(
     "the rates of a rot-dim RoPE (2i/rot) instead of the full head's (2i/d)",
     "your k rotated pairs span the whole spectrum of a RoPE of 2k dims, down to its slowest "
@@ -160,6 +189,7 @@ M_PROPORTIONAL_OVER_ROT = Mistake(
     "fast end stays, the slow pairs go.",
     proportional_over_rot,
     variants=(proportional_over_2k,),
+    shows=proportional_shows_rot_spectrum,
 )
 
 
@@ -226,6 +256,17 @@ def longrope_from_original_max(
     return th, af
 
 
+def longrope_shows_long_at_original(case: Case, got: tuple, want) -> bool:
+    """At seq_len == original_max the rates are those of the long factors (whatever the
+    attention factor came out as)."""
+    d, base, _, long_factor, original_max = case.args[:5]
+    if want is None or case.kwargs.get("seq_len") != original_max:
+        return False
+    rates = got[0]
+    long_rates = ref.thetas(d, base) / np.asarray(long_factor, dtype=np.float64)
+    return rates.shape == long_rates.shape and bool(np.allclose(rates, long_rates, rtol=1e-6))
+
+
 M_LONGROPE_AT_ORIGINAL = Mistake(
     "the long factors from seq_len = original_max on",
     "at seq_len = original_max your rates use the long factors (the example at 4096 gives "
@@ -233,6 +274,7 @@ M_LONGROPE_AT_ORIGINAL = Mistake(
     "positions, so that length is still short: the long factors start at "
     "seq_len > original_max.",
     longrope_from_original_max,
+    shows=longrope_shows_long_at_original,
 )
 
 
@@ -291,12 +333,23 @@ def layers_swapped(n_layers, every, base, every_base) -> np.ndarray:
     return np.where((i + 1) % every == 0, float(base), float(every_base))
 
 
+def layers_shows_counted_from_zero(case: Case, got: np.ndarray, want) -> bool:
+    """The layers that differ from base are 0, every, 2 every, ...: the plan one layer early,
+    whichever value those layers were given."""
+    n_layers, every, base = case.args[:3]
+    if want is None or got.shape != (n_layers,) or every < 2:
+        return False
+    i = np.arange(n_layers)
+    return bool(np.array_equal(got != float(base), i % every == 0))
+
+
 M_LAYERS_OFF_BY_ONE = Mistake(
     "every n-th layer counted from layer 0 (i % every == 0)",
     "your special layers are 0, every, 2 every, ...: one layer early (with Gemma 3's plan "
     "layer 0 becomes global and layer 5 local). Layers count from 0, and the n-th layer is "
     "layer n - 1: layer i is special when (i + 1) % every == 0.",
     layers_from_zero,
+    shows=layers_shows_counted_from_zero,
 )
 
 M_LAYERS_SWAPPED = Mistake(
@@ -510,6 +563,21 @@ def sink_forward(cache, new_keys, num_sink, base=10000.0) -> np.ndarray:
     )
 
 
+def sink_shows_forward_turn(case: Case, got: np.ndarray, want) -> bool:
+    """The keys kept in slots num_sink .. W - n - 1 are cache[num_sink + n:] turned forward
+    by n, whatever the sinks and the new keys came out as."""
+    cache, new_keys, num_sink = case.args[:3]
+    c = np.asarray(cache, dtype=np.float64)
+    n, W = np.shape(new_keys)[0], c.shape[0]
+    if want is None or got.shape != c.shape or W - num_sink - n < 1:
+        return False
+    forward = ref.apply_rope(c[num_sink + n :], n, case.kwargs.get("base", 10000.0))
+    moved = got[num_sink : W - n]
+    if np.allclose(forward, want[num_sink : W - n], rtol=1e-6, atol=1e-9):
+        return False  # a turn by n is a turn back by n here: nothing tells them apart
+    return bool(np.allclose(moved, forward, rtol=1e-6, atol=1e-9))
+
+
 M_SINK_FORWARD = Mistake(
     "the kept keys turned forward instead of back",
     "the keys your cache keeps were turned forward by n: each of them moved n slots towards "
@@ -517,6 +585,7 @@ M_SINK_FORWARD = Mistake(
     "then adds 2 n theta_i of error, so the cache drifts further from apply_rope of its raw "
     "keys.",
     sink_forward,
+    shows=sink_shows_forward_turn,
 )
 
 
