@@ -386,3 +386,14 @@ def test_a_mistake_is_named_by_its_property_beside_a_second_slip(name, impl):
             assert found is check.mistakes[0], (case.label, found.name)
             named += 1
     assert named >= 1, f"{impl.__name__} was never named"
+
+
+def test_the_properties_name_nothing_of_another_shape_or_kind():
+    for name in ("partial_thetas", "proportional_thetas", "layer_rope_bases", "sink_cache_update"):
+        check = C.CHECKS[name]
+        case = check.fixed()[0]
+        for other in (np.zeros((1,)), np.full((2, 2), np.nan), np.zeros((0,))):
+            assert C.diagnose(check, case, other) is None, (name, other.shape)
+    check = C.CHECKS["longrope_thetas"]
+    for other in ((np.zeros(1), 1.0), (np.full((2, 2), np.nan), 1.0)):
+        assert C.diagnose(check, check.fixed()[0], other) is None
