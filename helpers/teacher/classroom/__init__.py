@@ -13,6 +13,9 @@ nothing):
 ``summary``         the class report: its printed summary and ``autograde_report.csv``
 ``grades``          the scores from the gradebook and the grades CSV
 ``written``         the written answers graded by hand: how many wait, kept through a regrade
+``lms``             the grades for Canvas, Moodle and a plain CSV, from a roster
+``report``          what the class got wrong: ``reports/index.html``, a page per assignment
+``late``            due dates, extensions and the late penalty (nbgrader plugins)
 ``commands``        the command line: parses the arguments and calls the step
 ==================  ===============================================================
 
