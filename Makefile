@@ -7,9 +7,14 @@ STAMP := $(VENV)/.installed
 export PATH := $(BIN):$(PATH)
 
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
-IDS := 01_order 02_sincos 03_norm 04_decay 05_rotation 06_rope 07_alibi 08_offsets 09_families 10_long_context 12_rope_today
+# The notebooks of the course: every source/<id>/ (a translation, <id>_ko, is built from <id>).
+IDS := $(filter-out %_ko,$(notdir $(patsubst %/,%,$(wildcard source/*/))))
 
-.PHONY: setup lab test test-fast system-deps doctor notebooks lint bench clean \
+# `make ids` lists them (tests/test_architecture.py checks it against source/).
+ids:
+	@echo $(IDS)
+
+.PHONY: setup lab test test-fast system-deps doctor notebooks lint bench clean ids \
 	release collect autograde feedback grades report learner-build demo
 
 # The teacher's cycle (helpers.classroom). EXCHANGE defaults to $PE_COURSE_EXCHANGE;
@@ -38,17 +43,23 @@ system-deps:
 # `make lab LANG=ko` opens the Korean notebooks (so does a Korean locale, LANG=ko_KR.UTF-8);
 # LANG is also the locale variable: any other value opens the English ones.
 COURSE_LANG := $(if $(filter ko ko_%,$(LANG)),ko,en)
-FIRST := 01_order$(if $(filter ko,$(COURSE_LANG)),_ko,)
+FIRST := $(firstword $(IDS))$(if $(filter ko,$(COURSE_LANG)),_ko,)
 
 lab: setup
 	$(if $(filter ko,$(LANG)),LANG=C.UTF-8 ,)$(BIN)/jupyter lab --notebook-dir=notebooks $(ROOT_FLAG) \
 		notebooks/$(FIRST)/$(FIRST).ipynb
 
-test: setup system-deps
-	$(BIN)/python -m pytest
+# The suite on every core (pytest-xdist, one worker per core); tests that share an expensive
+# build or must not run at once run in one worker (XDIST_GROUPS, tests/conftest.py).
+# PARALLEL= runs it in one process.
+PARALLEL ?= -n auto
 
+test: setup system-deps
+	$(BIN)/python -m pytest $(PARALLEL)
+
+# The fast layer: everything but notebooks, nbgrader and the browser (marker `slow`).
 test-fast: setup
-	$(BIN)/python -m pytest -m "not slow"
+	$(BIN)/python -m pytest $(PARALLEL) -m "not slow"
 
 doctor: setup
 	$(BIN)/python -m helpers doctor

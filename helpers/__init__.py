@@ -22,19 +22,26 @@ from __future__ import annotations
 
 __version__ = "1.0.0"
 
-ASSIGNMENTS = (
-    "01_order",
-    "02_sincos",
-    "03_norm",
-    "04_decay",
-    "05_rotation",
-    "06_rope",
-    "07_alibi",
-    "08_offsets",
-    "09_families",
-    "10_long_context",
-    "12_rope_today",
-)
+
+def _assignments() -> tuple[str, ...]:
+    """The notebooks of the course, in order: every ``source/<id>/<id>.ipynb`` of the course
+    folder around this package (``notebooks/`` where there is no ``source/``), without the
+    translations (``<id>_ko`` is built from ``<id>``); empty outside a course folder."""
+    from pathlib import Path
+
+    from helpers.i18n import split_assignment
+
+    course = Path(__file__).resolve().parent.parent
+    folder = course / "source" if (course / "source").is_dir() else course / "notebooks"
+    found = (p.parent.name for p in folder.glob("*/*.ipynb") if p.stem == p.parent.name)
+    return tuple(sorted(i for i in found if split_assignment(i)[1] == "en"))
+
+
+def __getattr__(name: str):
+    if name == "ASSIGNMENTS":  # read from the course folder on first use, then kept
+        globals()["ASSIGNMENTS"] = value = _assignments()
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def has_teacher() -> bool:

@@ -8,9 +8,13 @@ tests that exercise nbgrader's plumbing rather than the course's grader.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -108,13 +112,23 @@ def env() -> dict[str, str]:
 
 
 def fixture_course(tmp: Path) -> Path:
-    """A course with the assignment ``ex1`` (source, generated release, config)."""
-    course = tmp / "course"
+    """A course with the assignment ``ex1`` (source, generated release, config) in
+    ``tmp/course``: a copy of the one ``nbgrader generate_assignment`` makes once per test
+    process (its config finds the course where it is; its scratch gradebook stays outside)."""
+    return Path(shutil.copytree(_fixture_release(), tmp / "course"))
+
+
+@functools.cache
+def _fixture_release() -> Path:
+    scratch = Path(tempfile.mkdtemp(prefix="pe-fixture-course-"))
+    atexit.register(shutil.rmtree, scratch, True)
+    course = scratch / "course"
     (course / "source" / "ex1").mkdir(parents=True)
     (course / "nbgrader_config.py").write_text(FIXTURE_CONFIG)
     nbformat.write(fixture_notebook(), course / "source" / "ex1" / "ex1.ipynb")
     nbgrader(
-        ["generate_assignment", "ex1", "--force", f"--db=sqlite:///{tmp}/scratch.db"], cwd=course
+        ["generate_assignment", "ex1", "--force", f"--db=sqlite:///{scratch}/scratch.db"],
+        cwd=course,
     )
     return course
 

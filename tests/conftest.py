@@ -15,6 +15,51 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
+# --------------------------------------------------------------------------- parallel runs
+
+# `make test` runs the suite on every core (pytest-xdist, ``-n auto``). The tests of one
+# group run in one worker, one after the other: those that share a module-scoped build
+# (built once, as in a serial run) and those that must not run at once. Every other test
+# goes to whichever worker is free. (test module, test function or None for all) -> group.
+XDIST_GROUPS = {
+    ("test_learner_build.py", None): "learner-build",  # the learner wheel and its venv
+    ("test_grader_nbgrader.py", None): "grader-course",  # the class nbgrader grades once
+    ("test_scale.py", None): "scale",  # the class graded twice, PostgreSQL, Dask
+    ("test_browser.py", None): "browser",  # one JupyterLab server, one Chromium
+    ("test_class_outputs.py", None): "class-outputs",  # make demo's class, built once
+    ("test_notebook_claims.py", None): "claims",  # each notebook executed once, for both
+    ("test_notebook_statements.py", None): "claims",  # (test_notebook_claims.cells)
+    ("test_notebook_claims_0910.py", None): "claims-0910",  # 09 and 10 executed once
+    ("test_notebooks.py", "test_notebooks_are_source_regenerated"): "regenerated",
+    ("test_make_lab.py", None): "make-lab",  # `make lab` in the repository
+}
+
+
+def xdist_group(nodeid: str) -> str | None:
+    """The group of a test (``tests/test_scale.py::test_x[param]``), None when it has none."""
+    module = nodeid.split("::")[0].rpartition("/")[2]
+    function = nodeid.split("::")[-1].split("[")[0]
+    return XDIST_GROUPS.get((module, function)) or XDIST_GROUPS.get((module, None))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's load scheduling, a group of ``XDIST_GROUPS`` sent to one worker as one unit.
+
+    (xdist's own ``--dist loadgroup`` marks a group in each test's node id, which pytest 9.2
+    no longer lets a plugin change: its groups are silently ignored there.)"""
+    if config.getvalue("dist") != "load":
+        return None  # another --dist asked for: xdist's own
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            group = xdist_group(nodeid)
+            return f"group {group}" if group else nodeid
+
+    return GroupScheduling(config, log)
+
+
 @pytest.fixture(autouse=True)
 def learner_session(monkeypatch):
     """Every test starts as a learner's session would: outside nbgrader.

@@ -19,7 +19,7 @@ PACKAGE = REPO / "helpers"
 # Maths at the bottom, grading above it, nbgrader and the classroom on top, the command line
 # last. A module may import only modules of its own layer or below.
 LAYERS = [
-    ["helpers", "helpers.validate"],
+    ["helpers", "helpers.validate", "helpers.i18n", "helpers.fonts"],
     ["helpers.teacher", "helpers.teacher.reference", "helpers.plots", "helpers.widgets"],
     ["helpers.session"],
     ["helpers.reference", "helpers.teacher.codec", "helpers.teacher.exercises"],
@@ -28,7 +28,11 @@ LAYERS = [
     ["helpers.teacher.verdict", "helpers.teacher.notebook", "helpers.teacher.sandbox"],
     ["helpers.teacher.kernel", "helpers.teacher.worker", "helpers.teacher.channel"],
     ["helpers.teacher.isolated", "helpers.grader"],
-    ["helpers.teacher.nbgrader_plugin", "helpers.teacher.learner_build"],
+    [
+        "helpers.teacher.nbgrader_plugin",
+        "helpers.teacher.learner_build",
+        "helpers.teacher.translate",
+    ],
     [
         "helpers.teacher.classroom",
         "helpers.teacher.feedback_page",
@@ -75,10 +79,23 @@ def imports_of(path: Path, name: str) -> set[str]:
 
 
 def layer_of(name: str) -> int:
-    for index, layer in enumerate(LAYERS):
-        if any(name == top or name.startswith(top + ".") for top in layer):
-            return index
-    raise AssertionError(f"{name} has no layer in tests/test_architecture.py: add it to LAYERS")
+    """The layer of the longest entry of LAYERS that is ``name`` or a package above it."""
+    found = [
+        (len(top), index)
+        for index, layer in enumerate(LAYERS)
+        for top in layer
+        if name == top or name.startswith(top + ".")
+    ]
+    if not found:
+        raise AssertionError(f"{name} has no layer in tests/test_architecture.py: add it to LAYERS")
+    return max(found)[1]
+
+
+def test_a_module_is_in_the_layer_of_its_nearest_package():
+    assert layer_of("helpers.cli") == len(LAYERS) - 1
+    assert layer_of("helpers.teacher.classroom.grading") == layer_of("helpers.teacher.classroom")
+    assert layer_of("helpers.teacher.reference.rope") == layer_of("helpers.teacher") == 1
+    assert layer_of("helpers.teacher.checks.rope") > layer_of("helpers.teacher.reference")
 
 
 def graph() -> dict[str, set[str]]:
@@ -239,6 +256,75 @@ def test_one_reference_module_per_notebook_named_like_its_checks_and_explorer():
         assert homes[name].rpartition(".")[2] == next(
             m.__name__.rpartition(".")[2] for m in graded if m.ASSIGNMENT == check.assignment
         ), name
+
+
+def source_notebooks() -> list[str]:
+    """The notebooks of the course: every English ``source/<id>/<id>.ipynb``."""
+    from helpers.i18n import split_assignment
+
+    return sorted(
+        p.parent.name
+        for p in REPO.glob("source/*/*.ipynb")
+        if p.stem == p.parent.name and split_assignment(p.parent.name)[1] == "en"
+    )
+
+
+def test_adding_a_notebook_touches_only_its_own_files():
+    """Every list of the notebooks is read from the files present: a new notebook is its
+    source, its translation, its reference, checks and explorer modules (and their
+    messages), and nothing else names it."""
+    import ast
+    import re
+    import subprocess
+
+    import helpers
+
+    sources = source_notebooks()
+    assert sources, "no source notebook found"
+    assert list(helpers.ASSIGNMENTS) == sources
+    make = subprocess.run(
+        ["make", "--no-print-directory", "-s", "ids"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert make.stdout.split() == sources
+    assert [m.ASSIGNMENT for m in reference.notebook_modules()] == sources
+    assert [m.ASSIGNMENT for m in checks._notebook_modules()] == sources
+    assert sorted({row["assignment"] for row in exercises.load().values()}) == sources
+    own: dict[str, str] = {}  # file of a notebook's own module -> its notebook
+    for module in checks._notebook_modules():
+        name = module.__name__.rpartition(".")[2]
+        for path in (
+            PACKAGE / "teacher" / "checks" / f"{name}.py",
+            PACKAGE / "teacher" / "reference" / f"{name}.py",
+            PACKAGE / "widgets" / f"{name}.py",
+        ):
+            assert path.is_file(), f"{module.ASSIGNMENT} has no {path.relative_to(REPO)}"
+            own[str(path)] = module.ASSIGNMENT
+        assert (PACKAGE / "messages" / f"checks_{name}.yaml").is_file()
+    for base in sources:
+        assert (REPO / "source" / base / f"{base}.ko.yaml").is_file(), base
+    ids = set(sources) | {f"{i}_ko" for i in sources}
+    named = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        found = {
+            node.value
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Constant) and node.value in ids
+        }
+        allowed = {own[str(path)]} if str(path) in own else set()
+        if found - allowed:
+            named[str(path.relative_to(REPO))] = sorted(found - allowed)
+    for path in (REPO / "Makefile", REPO / "nbgrader_config.py", REPO / "pyproject.toml"):
+        text = "\n".join(  # an example in a comment is no list
+            line.split("#", 1)[0] for line in path.read_text(encoding="utf-8").splitlines()
+        )
+        found = set(re.findall(r"\b\d\d_[a-z_]+\b", text)) & ids
+        if found:
+            named[path.name] = sorted(found)
+    assert not named, f"notebook ids kept by hand (read them from source/ instead): {named}"
 
 
 def test_exercise_table_is_generated_from_the_source_notebooks():

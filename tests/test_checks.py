@@ -71,6 +71,16 @@ SPEC_FUNCTIONS = {
         "llama3_thetas",
         "unseen_angle_pairs",
     ],
+    "11_rope_nd": [
+        "axial_freqs",
+        "mixed_freqs",
+        "patch_positions",
+        "rope_2d_angles",
+        "apply_rope_2d",
+        "interaction_term",
+        "mrope_position_ids",
+        "mrope_angles",
+    ],
     "12_rope_today": [
         "partial_thetas",
         "proportional_thetas",
@@ -86,7 +96,8 @@ SPEC_FUNCTIONS = {
 # The "Known mistakes" table of COURSE_SPEC.md, one entry per (function, mistake):
 # 15 rows, 22 distinct mistakes; a row naming several functions counts for each of them
 # where the mistake can happen (angle_rates has no sin/cos and no positions). Then the
-# "Known mistakes" lines of the 09_families and 10_long_context sections: 14 more.
+# "Known mistakes" lines of the 09_families and 10_long_context sections: 14 more; of
+# 11_rope_nd: 5 more.
 SPEC_MISTAKES = {
     "softmax": 1,  # no max subtraction
     "attention": 2,  # missing 1/sqrt(d_k); dividing by d_k
@@ -115,6 +126,12 @@ SPEC_MISTAKES = {
     "ntk_base": 2,  # d / (d + 2); factor alone
     "yarn_thetas": 2,  # no attention factor; betas swapped
     "llama3_thetas": 1,  # high-frequency pairs scaled
+    # 11_rope_nd
+    "axial_freqs": 1,  # height the first half of the rates, width the second
+    "patch_positions": 1,  # column-major
+    "rope_2d_angles": 1,  # row and column swapped
+    "mrope_position_ids": 1,  # start moved on by h * w
+    "mrope_angles": 1,  # the rates restarted in each section
     # 12_rope_today
     "partial_thetas": 1,  # over 2i/d (the fractions swapped)
     "proportional_thetas": 1,  # over 2i/rot (the fractions swapped)

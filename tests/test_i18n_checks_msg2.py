@@ -1,5 +1,5 @@
-"""The Korean of the grader's messages of 06_rope .. 10_long_context (helpers.teacher.checks:
-rope, alibi, offsets, families, long_context) and of their catalogue files.
+"""The Korean of the grader's messages of 06_rope .. 11_rope_nd (helpers.teacher.checks:
+rope, alibi, offsets, families, long_context, rope_nd) and of their catalogue files.
 
 Every case label built in Korean (fixed cases, random cases of 3 seeds) is found in the
 catalogue; every known mistake of these modules has its Korean; write_report's file
@@ -26,7 +26,7 @@ from helpers.teacher import codec, verdict
 from helpers.teacher import reference as ref
 from helpers.teacher.checks import CHECKS, base, offsets
 
-MODULES = ("rope", "alibi", "offsets", "families", "long_context")
+MODULES = ("rope", "alibi", "offsets", "families", "long_context", "rope_nd")
 CATALOGUE = Path(i18n.__file__).with_name("messages")
 HANGUL = re.compile("[\uac00-\ud7a3]")
 SEEDS = (0, 1, 2)

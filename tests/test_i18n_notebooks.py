@@ -171,6 +171,7 @@ def test_translate_tool_reports_each_problem(tmp_path):
         translate.build(base, "ko", root)
 
 
+@pytest.mark.slow  # nbgrader generate_assignment
 def test_generate_builds_the_korean_source_then_the_learner_notebook(tmp_path):
     """`python -m helpers generate 01_order_ko` in a course copy: source, then notebooks/."""
     root = tmp_path / "course"

@@ -184,14 +184,25 @@ def validation_failures(output: str) -> int:
 
 
 def graded_test_cells(path: Path) -> int:
+    """The cells nbgrader validate fails in an unanswered learner notebook: its graded test
+    cells, and its written answers (manually graded Markdown answer cells), which still hold
+    their stub."""
     nb = nbformat.read(path, as_version=4)
-    return sum(
+    tests = sum(
         1
         for c in nb.cells
         if c.cell_type == "code"
         and c.metadata.get("nbgrader", {}).get("grade")
         and not c.metadata["nbgrader"].get("solution")
     )
+    written = sum(
+        1
+        for c in nb.cells
+        if c.cell_type == "markdown"
+        and c.metadata.get("nbgrader", {}).get("grade")
+        and c.metadata["nbgrader"].get("solution")
+    )
+    return tests + written
 
 
 def written_answer_cells(path: Path) -> int:

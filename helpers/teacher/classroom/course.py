@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-DB_TIMEOUT_S = 120
+DB_TIMEOUT_S = 120  # sqlite's busy timeout: several workers write to one gradebook
 
 
 def course_root(course: str | os.PathLike | None = None) -> Path:

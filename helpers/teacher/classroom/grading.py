@@ -49,15 +49,11 @@ from helpers.teacher.classroom.submissions import (
 )
 from helpers.teacher.classroom.summary import REPORT_NAME, ClassReport
 
-RETRIES = 4
-
-
+RETRIES = 4  # attempts of one grading that meets a transient database error
 LOCKED = "database is locked"
 
-
+# The nbgrader API of this worker process, and the (course, database URL) it was made for.
 _API = None
-
-
 _API_KEY: tuple[str, str] | None = None
 
 

@@ -26,8 +26,6 @@ def _graded_cells(nb) -> list[str]:
 
 # How a submitted notebook came through autograde, from the least to the most serious.
 STATUSES = ("graded", "repaired", "timed out", "unreadable", "missing", "failed")
-
-
 NOT_SUBMITTED = "not submitted"
 
 

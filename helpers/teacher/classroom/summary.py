@@ -17,7 +17,7 @@ from helpers.teacher import sandbox
 from helpers.teacher.classroom import written
 from helpers.teacher.classroom.submissions import NOT_SUBMITTED, STATUSES, Task
 
-REPORT_NAME = "autograde_report.csv"
+REPORT_NAME = "autograde_report.csv"  # in the course folder
 
 
 @dataclass

@@ -1,0 +1,150 @@
+"""The numbers the prose of 11_rope_nd quotes are the ones its cells print.
+
+The notebook is executed once (nbclient, in a temporary copy of its folder, explorers and
+self-check left out). A claim names a Markdown cell and the text it must hold, and the code
+cell whose printed output must hold the measurement. The expected numbers are written out
+here from COURSE_SPEC.md (section 11_rope_nd: Pixtral-12B's rates, the interaction term 0
+and 1.5418, the text after an image at s + max(h, w), Qwen2-VL's section rates) and from the
+Hugging Face outputs recorded in tests/data/transformers_rope_nd.json, not taken from the
+code under test.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data" / "transformers_rope_nd.json"
+pytestmark = pytest.mark.slow
+
+SKIPPED = ("explorer", "explorer-mrope", "self_check")
+
+
+@pytest.fixture(scope="module")
+def rope_nd(tmp_path_factory):
+    """(Markdown source by cell id, printed output by code cell id) of the executed notebook."""
+    nb_id = "11_rope_nd"
+    folder = tmp_path_factory.mktemp("claims11") / nb_id
+    shutil.copytree(ROOT / "source" / nb_id, folder)
+    nb = nbformat.read(folder / f"{nb_id}.ipynb", as_version=4)
+    nb.cells = [c for c in nb.cells if c.get("id") not in SKIPPED]
+    client = NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
+    )
+    client.execute()
+    text = {c.id: c.source for c in nb.cells if c.cell_type == "markdown"}
+    printed = {
+        c.id: "".join(o.get("text", "") for o in c.get("outputs", []))
+        for c in nb.cells
+        if c.cell_type == "code"
+    }
+    return text, printed
+
+
+def holds(haystack: str, pattern: str) -> bool:
+    return re.search(pattern, haystack) is not None
+
+
+# (Markdown cell, pattern in it, code cell, pattern in its output)
+CLAIMS = [
+    ("pixtral-md", r"16 pairs", "pixtral", r"height 16, width 16"),
+    ("pixtral-md", r"1\.0, 0\.562341, 0\.316228", "pixtral", r"\[1\. +0\.562341 0\.316228"),
+    (
+        "pixtral-md",
+        r"0\.749894, 0\.421697, 0\.237137",
+        "pixtral",
+        r"\[0\.749894 0\.421697 0\.237137",
+    ),
+    ("pixtral-md", r"No pair turns with both axes", "pixtral", r"follows one axis: True"),
+    (
+        "directions-md",
+        r"row \(90°\) or the column \(0°\)",
+        "directions",
+        r"\[90\. 90\.  0\.  0\.\]",
+    ),
+    ("directions-md", r"45° and 135°", "directions", r"\[ 45\.  45\. 135\. 135\.\]"),
+    (
+        "relative-md",
+        r"0\.144218 at all four",
+        "relative",
+        r"\[0\.144218 0\.144218 0\.144218 0\.144218\]",
+    ),
+    ("relative-md", r"below \$10\^\{-13\}\$", "relative", r"spread \d\.\de-1[4-9]"),
+    ("relative-md", r"norm 5\.69443", "relative", r"norm of q 5\.69443, rotated 5\.69443"),
+    (
+        "axial-zero-md",
+        r"below \$10\^\{-16\}\$",
+        "axial-zero",
+        r"largest \|term\| over the 32 pairs \d\.\de-(1[7-9]|2\d)",
+    ),
+    ("axial-zero-md", r"score 0\.144218", "axial-zero", r"s\(3, 2\) = 0\.144218; .* = 0\.144218"),
+    ("mixed-measure-md", r"1\.541847", "mixed-measure", r"summed over the pairs 1\.541847"),
+    ("mixed-measure-md", r"1\.974560", "mixed-measure", r"largest \|term\| 1\.974560"),
+    ("mixed-measure-md", r"none of the 32 pairs gives 0", "mixed-measure", r"32 of 32 pairs not 0"),
+    (
+        "mixed-measure-md",
+        r"0\s+again \(below \$10\^\{-16\}\$\)",
+        "mixed-measure",
+        r"phi = 0\): largest \|term\| \d\.\de-(1[7-9]|2\d)",
+    ),
+    ("mixed-read-md", r"adds 1\.5418", "mixed-measure", r"1\.5418"),
+    ("mrope-ids-md", r"from 5\s+to 20", "mrope-ids", r"h = 5\.\.20, w = 5\.\.20"),
+    ("mrope-ids-md", r"5 \+ \\max\(16, 16\) = 21", "mrope-ids", r"starts at 21 = 5 \+ max"),
+    ("mrope-ids-md", r"264 tokens use ids up to 23", "mrope-ids", r"largest id 23 for 264 tokens"),
+    ("mrope-ids-md", r"-240", "mrope-ids", r"mrope_position_deltas = -240"),
+    ("text-only-md", r"pairs 0, 16 and 40", "text-only", r"\[0, 16, 40\]"),
+    (
+        "text-only-md",
+        r"1,\s+0\.0316228 and 0\.000177828",
+        "text-only",
+        r"\['1', '0\.0316228', '0\.000177828'\]",
+    ),
+    ("text-only-md", r"bit for bit", "text-only", r"bit for bit: True"),
+    (
+        "course-map",
+        r"1\.5418 at \$\\phi = \\pi/4\$",
+        "course-map-code",
+        r"interaction 1\.5418 at phi = pi/4",
+    ),
+    (
+        "course-map",
+        r"continues at \$s \+ 16\$",
+        "course-map-code",
+        r"text after the image at 21 \(5 \+ 16\)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("md", "said", "cell", "printed"), CLAIMS)
+def test_prose_matches_its_cells(rope_nd, md, said, cell, printed):
+    text, out = rope_nd
+    assert holds(text[md], said), f"{md} no longer says {said!r}"
+    assert holds(out[cell], printed), f"{cell} printed:\n{out[cell]}"
+
+
+def test_printed_numbers_are_hugging_faces(rope_nd):
+    """The Pixtral-12B rates and the RoPE-Mixed interaction the notebook prints are the ones
+    transformers and the authors' formula gave (recorded in float32 and float64)."""
+    _, out = rope_nd
+    data = json.loads(DATA.read_text(encoding="utf-8"))
+    pix = next(c for c in data["axial"] if c["d"] == 64 and c["base"] == 1e4)
+    shown_height = [
+        float(v) for v in re.search(r"height rates: \[([^\]]+)\]", out["pixtral"]).group(1).split()
+    ]
+    shown_width = [
+        float(v) for v in re.search(r"width rates: +\[([^\]]+)\]", out["pixtral"]).group(1).split()
+    ]
+    assert shown_height == [round(v, 6) for v in pix["freqs_y"][:4]]
+    assert shown_width == [round(v, 6) for v in pix["freqs_x"][16:20]]
+    mixed = next(c for c in data["demo_interaction"] if c["family"] == "mixed")
+    shown = float(re.search(r"summed over the pairs (\d\.\d+)", out["mixed-measure"]).group(1))
+    assert shown == round(mixed["score_term"], 6)
+    ids = data["mrope_ids"]["cases"][0]  # the spec's example, through get_rope_index
+    assert ids["position_ids"][0][-2:] == [5, 6] and ids["delta"] == -3
