@@ -54,6 +54,9 @@ LARGE = {
     "grid": 32,  # 11_rope_nd: a 32 x 32 patch grid, images of 32 x 32 patches
     "grid_h": 32,
     "grid_w": 32,
+    "n_layers": 80,
+    "window": 32,
+    "steps": 200,
 }
 
 # A function parameter of an explorer -> the reference function of the same job.

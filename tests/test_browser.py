@@ -52,6 +52,7 @@ ASSIGNMENTS = [
     "09_families",
     "10_long_context",
     "11_rope_nd",
+    "12_rope_today",
 ]
 # The sliders whose latency is measured in each explorer: (label, two values to set).
 MOVES = {
@@ -66,6 +67,7 @@ MOVES = {
     "09_families": [("num_buckets", ("64", "8")), ("max_distance", ("1000", "100"))],
     "10_long_context": [("d", ("256", "16")), ("factor", ("32", "4"))],
     "11_rope_nd": [("grid", ("32", "8")), ("d", ("256", "16"))],
+    "12_rope_today": [("steps", ("200", "10")), ("window", ("32", "8"))],
 }
 # The Korean notebook opened, run and read: its self-check must answer in Korean.
 KOREAN, UNWRITTEN = "06_rope_ko", "rope_score"

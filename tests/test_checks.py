@@ -81,6 +81,16 @@ SPEC_FUNCTIONS = {
         "mrope_position_ids",
         "mrope_angles",
     ],
+    "12_rope_today": [
+        "partial_thetas",
+        "proportional_thetas",
+        "longrope_thetas",
+        "layer_rope_bases",
+        "llama4_attn_scales",
+        "rerotate_keys",
+        "sink_cache_update",
+        "mla_cache_values",
+    ],
 }
 
 # The "Known mistakes" table of COURSE_SPEC.md, one entry per (function, mistake):
@@ -122,6 +132,14 @@ SPEC_MISTAKES = {
     "rope_2d_angles": 1,  # row and column swapped
     "mrope_position_ids": 1,  # start moved on by h * w
     "mrope_angles": 1,  # the rates restarted in each section
+    # 12_rope_today
+    "partial_thetas": 1,  # over 2i/d (the fractions swapped)
+    "proportional_thetas": 1,  # over 2i/rot (the fractions swapped)
+    "longrope_thetas": 1,  # long factors from seq_len >= original_max
+    "layer_rope_bases": 2,  # i % every == 0; no_rope_layers read as 1 = no RoPE
+    "llama4_attn_scales": 1,  # without the + 1
+    "rerotate_keys": 1,  # turned forward
+    "sink_cache_update": 1,  # built on the forward turn
 }
 
 # The picture of seed 000 (section 8): sinusoidal_pe(24, 16) drawn with " .:-=+*#%@".

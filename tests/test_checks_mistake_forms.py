@@ -22,6 +22,7 @@ from helpers.teacher import checks as C
 from helpers.teacher import reference as ref
 from helpers.teacher.calling import call
 from tests.test_checks_rope_nd import FORMS as ROPE_ND_FORMS
+from tests.test_checks_rope_today import WRONG as ROPE_TODAY_FORMS
 
 SEEDS = (1, 2, 3)
 BIG = -1e9  # a large negative number for a masked score, instead of -inf
@@ -747,6 +748,7 @@ FORMS = {
     ),
 }
 FORMS |= ROPE_ND_FORMS  # 11_rope_nd's, written in tests/test_checks_rope_nd.py
+FORMS.update(ROPE_TODAY_FORMS)  # 12_rope_today's two forms: tests/test_checks_rope_today.py
 MUTATION_FORMS = {("apply_rope", "input changed in place"): (rope_in_place, rope_copyto)}
 
 

@@ -26,6 +26,7 @@ from helpers.widgets import (
     order,
     rope,
     rope_nd,
+    rope_today,
     rotation,
     sincos,
 )
@@ -41,6 +42,7 @@ MODULES = (
     order,
     rope,
     rope_nd,
+    rope_today,
     rotation,
     sincos,
 )
@@ -56,6 +58,7 @@ LAYERED = (
     "order",
     "rope",
     "rope_nd",
+    "rope_today",
     "rotation",
     "sincos",
 )

@@ -1,0 +1,260 @@
+"""Explorer of notebook 12_rope_today: a model's layer plan and a sink cache that re-rotates.
+
+``rope_today_explorer(layer_rope_bases=..., partial_thetas=..., proportional_thetas=...,
+sink_cache_update=..., apply_rope=...)`` draws, with the learner's own functions:
+
+1. the layer plan: one cell per layer, coloured by the log of its RoPE base (grey: no RoPE),
+   from ``layer_rope_bases(n_layers, every, 1e4, every_base)`` with ``every_base`` 1e6
+   (Gemma 3's global layers) or 0.0 (Llama 4's layers without RoPE);
+2. the rates of one head (d = 256, base 1e6) rotating ``pairs`` of its 128 pairs (the
+   fraction pairs / 128): partial rotary and proportional RoPE side by side (log scale;
+   pairs at rate 0 are not drawn);
+3. a sink cache of ``window`` slots with ``num_sink`` sinks after ``steps`` new tokens, one at
+   a time: which token sits in each slot, and how far each slot is from its raw key rotated
+   afresh at that slot (log scale, float64 rounding near 1e-16).
+
+Sliders: ``n_layers``, ``every``, a "no RoPE" checkbox, ``pairs``, ``window``,
+``num_sink`` and ``steps``. A panel whose function fails (a stub) is left out and named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from helpers.i18n import tr
+from helpers.widgets.base import Explorer, checkbox, int_slider, interactive, learner
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["RopeTodayExplorer", "rope_today_explorer"]
+
+HEAD_D, HEAD_BASE = 256, 1e6
+MAX_LAYERS, MAX_WINDOW, MAX_STEPS = 80, 32, 200
+KEY_D = 8
+ERROR_LIMITS = (1e-18, 1e-12)
+
+
+class RopeTodayExplorer(Explorer):
+    """The layer plan, the rates of a partly rotated head, and a streaming sink cache.
+
+    Artists the tests read: ``plan_image`` (1 x MAX_LAYERS cells), ``partial_line`` and
+    ``proportional_line`` (the rates), ``slot_image`` (1 x MAX_WINDOW token ids),
+    ``error_line`` (per slot) and ``summary`` (a text). ``plan``, ``kept_tokens`` and
+    ``errors_per_slot``
+    hold the last values drawn.
+    """
+
+    def __init__(
+        self,
+        layer_rope_bases: Callable,
+        partial_thetas: Callable,
+        proportional_thetas: Callable,
+        sink_cache_update: Callable,
+        apply_rope: Callable,
+        n_layers: int = 62,
+        every: int = 6,
+        no_rope: bool = False,
+        pairs: int = 32,
+        window: int = 16,
+        num_sink: int = 4,
+        steps: int = 20,
+    ):
+        self.layer_rope_bases = learner("layer_rope_bases", layer_rope_bases)
+        self.partial_thetas = learner("partial_thetas", partial_thetas)
+        self.proportional_thetas = learner("proportional_thetas", proportional_thetas)
+        self.sink_cache_update = learner("sink_cache_update", sink_cache_update)
+        self.apply_rope = learner("apply_rope", apply_rope)
+        self.raw = np.random.default_rng(0).normal(size=(MAX_WINDOW + MAX_STEPS, KEY_D))
+        self.plan: np.ndarray | None = None
+        self.kept_tokens: list[int] = []
+        self.errors_per_slot: np.ndarray | None = None
+        self._history: list[tuple[np.ndarray, list[int]]] = []
+        self._history_key: tuple[int, int] | None = None
+        controls = {
+            "n_layers": int_slider("n_layers", n_layers, 1, MAX_LAYERS),
+            "every": int_slider("every", every, 1, 8),
+            "no_rope": checkbox(tr("no RoPE on every n-th layer"), no_rope),
+            "pairs": int_slider("pairs", pairs, 1, HEAD_D // 2),
+            "window": int_slider("window", window, 4, MAX_WINDOW),
+            "num_sink": int_slider("num_sink", num_sink, 0, 4),
+            "steps": int_slider("steps", steps, 0, MAX_STEPS),
+        }
+        super().__init__(
+            controls,
+            figsize=(12.0, 5.0),
+            title=tr("RoPE today: a layer plan, a partly rotated head, a sink cache"),
+        )
+
+    def draw(self, fig: Figure) -> None:
+        fig.set_layout_engine("none")
+        ax_plan = fig.add_axes((0.05, 0.72, 0.42, 0.14))
+        ax_rate = fig.add_axes((0.07, 0.1, 0.4, 0.47))
+        ax_slot = fig.add_axes((0.56, 0.72, 0.4, 0.14))
+        ax_err = fig.add_axes((0.58, 0.1, 0.38, 0.47))
+        self.ax_plan, self.ax_rate, self.ax_slot, self.ax_err = ax_plan, ax_rate, ax_slot, ax_err
+        blank = np.full((1, MAX_LAYERS), np.nan)
+        self.plan_image = ax_plan.imshow(
+            blank, aspect="auto", cmap="viridis", vmin=4.0, vmax=6.0, interpolation="nearest"
+        )
+        ax_plan.set_facecolor("0.8")
+        ax_plan.set_xlim(-0.5, MAX_LAYERS - 0.5)  # fixed: layers past n_layers stay empty
+        ax_plan.set_yticks([])
+        ax_plan.set_xlabel(tr("layer"), labelpad=1)
+        ax_plan.set_title(
+            tr("layer plan: log10(base), yellow 1e6, purple 1e4, grey none"), fontsize=9
+        )
+        pairs = np.arange(HEAD_D // 2)
+        (self.partial_line,) = ax_rate.plot(pairs, np.full(pairs.size, np.nan), lw=1.8)
+        (self.proportional_line,) = ax_rate.plot(pairs, np.full(pairs.size, np.nan), lw=1.8)
+        self.partial_line.set_label(tr("partial rotary (2i/rot)"))
+        self.proportional_line.set_label(tr("proportional (2i/d)"))
+        ax_rate.set_yscale("log")
+        ax_rate.set_ylim(1e-7, 2.0)
+        ax_rate.set_xlim(-0.5, HEAD_D // 2 - 0.5)
+        ax_rate.set_xlabel(tr("pair i (d = 256, base 1e6)"))
+        ax_rate.set_ylabel(tr("rate θᵢ (0: not rotated)"))
+        ax_rate.grid(True, alpha=0.3)
+        ax_rate.legend(loc="lower left", fontsize=8)
+        self.slot_image = ax_slot.imshow(
+            np.full((1, MAX_WINDOW), np.nan),
+            aspect="auto",
+            cmap="plasma",
+            vmin=0,
+            vmax=MAX_WINDOW + MAX_STEPS,
+            interpolation="nearest",
+        )
+        ax_slot.set_facecolor("0.8")
+        ax_slot.set_xlim(-0.5, MAX_WINDOW - 0.5)
+        ax_slot.set_yticks([])
+        ax_slot.set_xlabel(tr("slot"), labelpad=1)
+        ax_slot.set_title(tr("sink cache: the token in each slot (dark: old)"), fontsize=9)
+        slots = np.arange(MAX_WINDOW)
+        (self.error_line,) = ax_err.plot(slots, np.full(MAX_WINDOW, np.nan), "o-", ms=3, lw=1)
+        ax_err.set_yscale("log")
+        ax_err.set_ylim(*ERROR_LIMITS)
+        ax_err.set_xlim(-0.5, MAX_WINDOW - 0.5)
+        ax_err.set_xlabel(tr("slot"))
+        ax_err.set_ylabel(tr("|cache - apply_rope(raw key, slot)|"))
+        ax_err.grid(True, alpha=0.3)
+        self.summary = fig.text(0.58, 0.6, "", fontsize=8.5)
+        self.animate(
+            [
+                self.plan_image,
+                self.partial_line,
+                self.proportional_line,
+                self.slot_image,
+                self.error_line,
+            ],
+            slow=[self.summary],
+        )
+
+    def slow_key(self) -> str:
+        return self.summary.get_text()
+
+    def stream(self, window: int, num_sink: int, steps: int):
+        """The kept token ids after ``steps`` one-token updates, and each slot's error.
+
+        The caches of one (window, num_sink) are kept step by step: a move of ``steps``
+        computes only the steps not seen yet.
+        """
+        raw, slots = self.raw, np.arange(window)
+        if self._history_key != (window, num_sink):
+            first = np.asarray(self.apply_rope(raw[:window], slots), dtype=np.float64)
+            self._history, self._history_key = [(first, list(range(window)))], (window, num_sink)
+        while len(self._history) <= steps:
+            cache, kept = self._history[-1]
+            t = window + len(self._history) - 1
+            cache = np.asarray(
+                self.sink_cache_update(cache, raw[t : t + 1], num_sink), dtype=np.float64
+            )
+            if cache.shape != (window, KEY_D):
+                raise ValueError(f"sink_cache_update returned shape {cache.shape}")
+            self._history.append((cache, kept[:num_sink] + kept[num_sink + 1 :] + [t]))
+        cache, kept = self._history[steps]
+        fresh = np.asarray(self.apply_rope(raw[kept], slots), dtype=np.float64)
+        return kept, np.max(np.abs(cache - fresh), axis=1)
+
+    def update(
+        self,
+        n_layers: int,
+        every: int,
+        no_rope: bool,
+        pairs: int,
+        window: int,
+        num_sink: int,
+        steps: int,
+    ) -> None:
+        every_base = 0.0 if no_rope else 1e6
+        lines = []
+        with self.panel(self.plan_image):
+            plan = np.asarray(
+                self.layer_rope_bases(int(n_layers), int(every), 1e4, every_base), dtype=float
+            )
+            cells = np.full((1, MAX_LAYERS), np.nan)
+            with np.errstate(divide="ignore"):
+                cells[0, : plan.size] = np.where(plan > 0, np.log10(np.maximum(plan, 1.0)), np.nan)
+            self.plan_image.set_data(cells)
+            self.plan = plan
+            special = int(np.count_nonzero(plan == every_base))
+            what = tr("without RoPE") if no_rope else tr("global (1e6)")
+            lines.append(tr("{k} of {n} layers {what}", k=special, n=plan.size, what=what))
+        p = int(pairs) / (HEAD_D // 2)  # exact in binary: int(d * p) = 2 * pairs
+        for line, fn in (
+            (self.partial_line, self.partial_thetas),
+            (self.proportional_line, self.proportional_thetas),
+        ):
+            with self.panel(line):
+                rates = np.asarray(fn(HEAD_D, HEAD_BASE, p), dtype=float)
+                line.set_ydata(np.where(rates > 0, rates, np.nan))
+        with self.panel(self.slot_image, self.error_line):
+            num_sink = min(int(num_sink), int(window) - 1)
+            kept, err = self.stream(int(window), num_sink, int(steps))
+            ids = np.full((1, MAX_WINDOW), np.nan)
+            ids[0, : len(kept)] = kept
+            self.slot_image.set_data(ids)
+            shown = np.full(MAX_WINDOW, np.nan)
+            shown[: err.size] = np.clip(err, ERROR_LIMITS[0] * 1.5, None)
+            self.error_line.set_ydata(shown)
+            self.kept_tokens, self.errors_per_slot = kept, err
+            lines.append(
+                tr(
+                    "after {steps} tokens: sinks {sinks}, then tokens {first}..{last}; "
+                    "largest error {err:.1e}",
+                    steps=int(steps),
+                    sinks=kept[:num_sink],
+                    first=kept[num_sink] if len(kept) > num_sink else "-",
+                    last=kept[-1],
+                    err=float(err.max()),
+                )
+            )
+        self.summary.set_text("\n".join(lines))
+
+
+def rope_today_explorer(
+    layer_rope_bases: Callable,
+    partial_thetas: Callable,
+    proportional_thetas: Callable,
+    sink_cache_update: Callable,
+    apply_rope: Callable,
+    **defaults,
+) -> RopeTodayExplorer | None:
+    """The layer plan, the rates of a partly rotated head and a sink cache, with sliders.
+
+    ``defaults`` sets the starting values (``n_layers``, ``every``, ``no_rope``,
+    ``pairs``, ``window``, ``num_sink``, ``steps``). Returns ``None`` while nbgrader runs
+    the notebook.
+    """
+    if not interactive():
+        return None
+    return RopeTodayExplorer(
+        layer_rope_bases=layer_rope_bases,
+        partial_thetas=partial_thetas,
+        proportional_thetas=proportional_thetas,
+        sink_cache_update=sink_cache_update,
+        apply_rope=apply_rope,
+        **defaults,
+    )

@@ -1,0 +1,171 @@
+"""The numbers the prose of 12_rope_today quotes are the ones its cells print.
+
+The notebook is executed once (nbclient, in a temporary copy of its folder, explorer and
+self-check left out). A claim names a Markdown cell and the text it must hold, and the code
+cell whose printed output must hold the measurement. The expected numbers are written out
+here from COURSE_SPEC.md (Gemma 4's 64 pairs, 0.0334 against 1.24e-6, sqrt(17/12), 10 global
+layers of 62, 12 NoPE layers of 48, 2.2e-16 and 1.3e-15, 576 against 32,768), not taken from
+the code under test; the sink cache's float32 error in transformers 4.52.4 from the recorded
+data (tests/data/transformers_rope_today.json).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow
+
+SKIPPED = ("explorer", "self_check")
+
+
+@pytest.fixture(scope="module")
+def rope_today(tmp_path_factory):
+    nb_id = "12_rope_today"
+    folder = tmp_path_factory.mktemp("claims12") / nb_id
+    shutil.copytree(ROOT / "source" / nb_id, folder)
+    nb = nbformat.read(folder / f"{nb_id}.ipynb", as_version=4)
+    nb.cells = [c for c in nb.cells if c.get("id") not in SKIPPED]
+    client = NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
+    )
+    client.execute()
+    text = {c.id: c.source for c in nb.cells if c.cell_type == "markdown"}
+    printed = {
+        c.id: "".join(o.get("text", "") for o in c.get("outputs", []))
+        for c in nb.cells
+        if c.cell_type == "code"
+    }
+    return text, printed
+
+
+def holds(haystack: str, pattern: str) -> bool:
+    return re.search(pattern, haystack) is not None
+
+
+# (Markdown cell, pattern in it, code cell, pattern in its output)
+CLAIMS = [
+    ("partial-measure-md", r"12 of its 48 pairs", "partial-measure", r"rotating pairs: 12 of 48"),
+    ("partial-measure-md", r"0\.464159", "partial-measure", r"\[1\.\s+0\.464159 0\.215443\]"),
+    ("partial-measure-md", r"2\.15443e-4", "partial-measure", r"\.\.\. 0\.000215443"),
+    ("partial-measure-md", r"last 72 dims", "partial-measure", r"dims 24\.\.95 unchanged: True"),
+    (
+        "proportional-measure-md",
+        r"both rotate 64",
+        "proportional-measure",
+        r"proportional 64, partial 64",
+    ),
+    (
+        "proportional-measure-md",
+        r"\$1\.24\\cdot10\^\{-6\}\$",
+        "proportional-measure",
+        r"partial 1\.24e-06",
+    ),
+    ("proportional-measure-md", r"\$0\.0334\$", "proportional-measure", r"proportional 0\.0334 "),
+    ("proportional-measure-md", r"188 tokens", "proportional-measure", r"wavelength 188 tokens"),
+    ("proportional-measure-md", r"5 million", "proportional-measure", r"wavelength 5\.06e\+06"),
+    (
+        "proportional-measure-md",
+        r"1\.06\\cdot10\^\{-6\}",
+        "proportional-measure",
+        r"slowest rate 1\.06e-06",
+    ),
+    (
+        "longrope-measure-md",
+        r"1\.1902380714238083",
+        "longrope-measure",
+        r"sqrt\(17/12\) = 1\.1902380714238083",
+    ),
+    ("longrope-measure-md", r"0\.0005 to 3\.33e-5", "longrope-measure", r"4097: .*3\.333333e-05"),
+    (
+        "layers-measure-md",
+        r"10 of them global \(5, 11, \.\.\., 59\)",
+        "layers-measure",
+        r"10 global at \[5, 11, .*, 59\]",
+    ),
+    (
+        "layers-measure-md",
+        r"12 without RoPE \(3, 7, \.\.\., 47\)",
+        "layers-measure",
+        r"12 without RoPE at \[3, 7, .*, 47\]",
+    ),
+    ("scales-measure-md", r"1\.0693147", "scales-measure", r"8191: scale 1\.0693147"),
+    ("scales-measure-md", r"1\.2197225", "scales-measure", r"65535: scale 1\.2197225"),
+    ("scales-measure-md", r"1\.4812184", "scales-measure", r"999999: scale 1\.4812184"),
+    (
+        "scales-measure-md",
+        r"0\.21 at\s+\$n = 1024\$",
+        "scales-measure",
+        r"n =    1024: weight of the key 0\.21",
+    ),
+    (
+        "scales-measure-md",
+        r"0\.0002 at a million",
+        "scales-measure",
+        r"n = 1000000: weight of the key 0\.0002",
+    ),
+    ("scales-measure-md", r"0\.040, 0\.011 and 0\.0024", "scales-measure", r"1\.4812: 0\.0024"),
+    ("rerotate-measure-md", r"2\.2\\cdot10\^\{-16\}", "rerotate-measure", r"difference: 2\.2e-16"),
+    (
+        "sink-measure-md",
+        r"tokens 0, 1, 5, 6,\s+7, 8",
+        "sink-measure",
+        r"kept tokens \[0, 1, 5, 6, 7, 8\]",
+    ),
+    ("sink-measure-md", r"\$2\.2\\cdot10\^\{-16\}\$", "sink-measure", r"afresh 2\.2e-16"),
+    (
+        "sink-measure-md",
+        r"\$1\.3\\cdot10\^\{-15\}\$",
+        "sink-measure",
+        r"200 steps: .* difference 1\.3e-15",
+    ),
+    ("mla-measure-md", r"576 values", "mla-measure", r"576 values per token and layer"),
+    ("mla-measure-md", r"32,768: 56\.9 times", "mla-measure", r"32768: 56\.9x fewer"),
+    (
+        "mla-measure-md",
+        r"\$3\.6\\cdot10\^\{-15\}\$",
+        "mla-measure",
+        r"\(W_uk\^T q\) \. c\| = 3\.6e-15",
+    ),
+    ("mla-measure-md", r"up to 3\.98", "mla-measure", r"differ by up to 3\.98"),
+]
+
+
+@pytest.mark.parametrize(("md", "said", "cell", "printed"), CLAIMS)
+def test_rope_today_prose_matches_its_cells(rope_today, md, said, cell, printed):
+    text, out = rope_today
+    assert holds(text[md], said), f"{md} no longer says {said!r}"
+    assert holds(out[cell], printed), f"{cell} printed:\n{out[cell]}"
+
+
+def test_the_course_map_is_measured_again(rope_today):
+    _, out = rope_today
+    table = out["course-map-code"]
+    for row in (
+        r"GPT-NeoX-20B: 12 of 48 pairs rotate",
+        r"Gemma 4: 64 pairs, slowest 0\.0334 \(partial rotary: 1\.24e-06\)",
+        r"Phi-3 128k attention factor: 1\.1902",
+        r"Gemma 3 global layers of 62: 10 \| Llama 4 NoPE layers of 48: 12",
+        r"DeepSeek-V3 cache: 576 vs 32768 = 56\.9x",
+    ):
+        assert holds(table, row), f"missing {row!r} in:\n{table}"
+
+
+def test_the_sink_cache_error_quoted_for_transformers_is_the_recorded_one():
+    """The prose quotes 4.52.4's distance from a fresh rotation on the notebook's two streams."""
+    data = json.loads((ROOT / "tests" / "data" / "transformers_rope_today.json").read_text())
+    short, long = data["sink"]["sink_demo"]
+    assert (short["W"], short["num_sink"], short["tokens"]) == (6, 2, 9)
+    assert (long["W"], long["num_sink"], long["tokens"]) == (16, 4, 216)
+    text = nbformat.read(ROOT / "source/12_rope_today/12_rope_today.ipynb", as_version=4)
+    md = next(c.source for c in text.cells if c.get("id") == "sink-measure-md")
+    for value in (short["hf_max_abs_diff"], long["hf_max_abs_diff"]):
+        mantissa, exponent = f"{value:.1e}".split("e")
+        assert f"{mantissa}\\cdot10^{{{int(exponent)}}}" in md, (value, md)
