@@ -37,7 +37,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from helpers.teacher import classroom
+from helpers.teacher.classroom.course import assignment_ids, copy_course
+from helpers.teacher.classroom.grading import autograde
+from helpers.teacher.classroom.steps import register
 from tests import rehearsal
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -88,7 +90,7 @@ def plain_course(dest: Path, ids: list[str]) -> Path:
 
     import nbformat
 
-    course = classroom.copy_course(ROOT, dest, ids)
+    course = copy_course(ROOT, dest, ids)
     (course / "nbgrader_config.py").write_text(PLAIN_CONFIG.format(root=str(course)))
     pattern = re.compile(r"^grade\((\"[A-Za-z_0-9]+\")\)$", re.MULTILINE)
     for assignment in ids:
@@ -114,36 +116,36 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.learners < 1:
         raise SystemExit(f"--learners must be >= 1, got {args.learners}")
-    ids = classroom.assignment_ids(ROOT, [i for i in args.ids.split(",") if i])
+    ids = assignment_ids(ROOT, [i for i in args.ids.split(",") if i])
     learners = [f"learner{i:03d}" for i in range(args.learners)]
     sample = learners[: max(0, min(args.serial_sample, args.learners))]
     plain_sample = learners[: max(0, min(args.plain_sample, args.learners))]
     load_before = os.getloadavg()
 
     with tempfile.TemporaryDirectory(prefix="pe-bench-") as tmp:
-        course = classroom.copy_course(ROOT, Path(tmp) / "class", ids)
+        course = copy_course(ROOT, Path(tmp) / "class", ids)
         t0 = time.perf_counter()
         build_class(course, learners, ids, args.seed)
-        classroom.register(course, ids)
+        register(course, ids)
         print(
             f"{len(learners)} learners x {len(ids)} notebooks generated and registered in "
             f"{time.perf_counter() - t0:.1f} s",
             flush=True,
         )
 
-        report = classroom.autograde(course, ids, jobs=args.jobs)
+        report = autograde(course, ids, jobs=args.jobs)
         total = report.seconds
         per_nb = {a: [t.seconds for t in report.tasks if t.assignment == a and t.ok] for a in ids}
 
         serial_per_nb = None
         same = None
         if sample:
-            scourse = classroom.copy_course(ROOT, Path(tmp) / "serial", ids)
+            scourse = copy_course(ROOT, Path(tmp) / "serial", ids)
             for student in sample:
                 shutil.copytree(course / "submitted" / student, scourse / "submitted" / student)
-            classroom.register(scourse, ids)
+            register(scourse, ids)
             t1 = time.perf_counter()
-            sreport = classroom.autograde(scourse, ids, jobs=1, progress=False)
+            sreport = autograde(scourse, ids, jobs=1, progress=False)
             serial_time = time.perf_counter() - t1
             serial_per_nb = serial_time / (len(sample) * len(ids))
             same = all(sreport.scores[s] == report.scores[s] for s in sample)
@@ -153,8 +155,8 @@ def main(argv: list[str] | None = None) -> int:
             pcourse = plain_course(Path(tmp) / "plain", ids)
             for student in plain_sample:
                 shutil.copytree(course / "submitted" / student, pcourse / "submitted" / student)
-            classroom.register(pcourse, ids)
-            preport = classroom.autograde(pcourse, ids, jobs=args.jobs, progress=False)
+            register(pcourse, ids)
+            preport = autograde(pcourse, ids, jobs=args.jobs, progress=False)
             ours = statistics.mean(
                 t.seconds for t in report.tasks if t.student in plain_sample and t.ok
             )

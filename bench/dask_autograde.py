@@ -28,7 +28,10 @@ import time
 from pathlib import Path
 
 from bench.class_autograde import build_class
-from helpers.teacher import classroom, seeds
+from helpers.teacher import seeds
+from helpers.teacher.classroom.course import assignment_ids, copy_course
+from helpers.teacher.classroom.grading import autograde
+from helpers.teacher.classroom.steps import register
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,34 +49,34 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.learners < 1:
         raise SystemExit(f"--learners must be >= 1, got {args.learners}")
-    ids = classroom.assignment_ids(ROOT, [args.id])
+    ids = assignment_ids(ROOT, [args.id])
     learners = [f"learner{i:04d}" for i in range(args.learners)]
     sample = learners[: max(0, min(args.local_sample, args.learners))]
     load_before = os.getloadavg()
 
     with tempfile.TemporaryDirectory(prefix="pe-bench-dask-") as tmp:
-        course = classroom.copy_course(ROOT, Path(tmp) / "dask", ids)
+        course = copy_course(ROOT, Path(tmp) / "dask", ids)
         t0 = time.perf_counter()
         build_class(course, learners, ids, args.seed)
-        classroom.register(course, ids, args.db)
+        register(course, ids, args.db)
         print(
             f"{len(learners)} learners x {ids[0]} generated and registered in "
             f"{time.perf_counter() - t0:.1f} s",
             flush=True,
         )
-        report = classroom.autograde(course, ids, db=args.db, scheduler=args.scheduler)
+        report = autograde(course, ids, db=args.db, scheduler=args.scheduler)
         workers = report.jobs
         dask_s = report.seconds
         dask_tput = len(report.tasks) / dask_s
 
         local = None
         if sample:
-            lcourse = classroom.copy_course(ROOT, Path(tmp) / "local", ids)
+            lcourse = copy_course(ROOT, Path(tmp) / "local", ids)
             shutil.copy2(course / seeds.SECRET_FILE, lcourse / seeds.SECRET_FILE)
             for student in sample:
                 shutil.copytree(course / "submitted" / student, lcourse / "submitted" / student)
-            classroom.register(lcourse, ids)
-            lreport = classroom.autograde(lcourse, ids, jobs=workers, progress=False)
+            register(lcourse, ids)
+            lreport = autograde(lcourse, ids, jobs=workers, progress=False)
             same = all(lreport.scores[s] == report.scores[s] for s in sample)
             local = {
                 "learners": len(sample),

@@ -188,7 +188,7 @@ def system_deps() -> int:
     """Install Chromium, bubblewrap, PostgreSQL, a Korean font, npm and patchelf from Debian
     when missing, and configurable-http-proxy from npm (root only; else explain). PostgreSQL
     serves the tests of a PostgreSQL gradebook (``--db``); the font, the Korean notebooks in
-    the browser test; npm and patchelf, the course's hub (``helpers.teacher.hub``)."""
+    the browser test; npm and patchelf, the course's hub (``helpers.teacher.classroom.hub``)."""
     missing = [
         pkg
         for pkg, tool in (
@@ -226,7 +226,7 @@ def _hub_proxy() -> int:
     like the Debian packages)."""
     if not helpers.has_teacher():
         return 0
-    from helpers.teacher import hub
+    from helpers.teacher.classroom import hub
 
     if hub.proxy_command().exists():
         return 0
@@ -319,12 +319,9 @@ def main(argv: list[str] | None = None) -> int:
         chk = sub.add_parser("check", help="grade a saved notebook as autograde would")
         chk.add_argument("notebook", type=Path)
         chk.add_argument("--seed", type=int, default=None, help="replay the random cases of a seed")
-        from helpers.teacher import classroom
+        from helpers.teacher.classroom.commands import add_commands
 
-        classroom.add_commands(sub)
-        from helpers.teacher import hub
-
-        hub.add_commands(sub)
+        add_commands(sub)
     args = parser.parse_args(argv)
 
     if args.command == "doctor":
@@ -349,10 +346,6 @@ def main(argv: list[str] | None = None) -> int:
         from helpers.teacher.isolated import check_command
 
         return check_command(args.notebook, seed=args.seed)
-    if args.command in ("hub", "hub-stop"):
-        from helpers.teacher import hub
+    from helpers.teacher.classroom.commands import run_command
 
-        return hub.run_command(args)
-    from helpers.teacher import classroom
-
-    return classroom.run_command(args)
+    return run_command(args)

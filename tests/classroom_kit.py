@@ -15,7 +15,7 @@ from pathlib import Path
 
 import nbformat
 
-from helpers.teacher import classroom
+from helpers.teacher.classroom.course import copy_course, nbgrader
 from tests import rehearsal
 from tests.cells import cell as nbcell
 
@@ -113,7 +113,7 @@ def fixture_course(tmp: Path) -> Path:
     (course / "source" / "ex1").mkdir(parents=True)
     (course / "nbgrader_config.py").write_text(FIXTURE_CONFIG)
     nbformat.write(fixture_notebook(), course / "source" / "ex1" / "ex1.ipynb")
-    classroom.nbgrader(
+    nbgrader(
         ["generate_assignment", "ex1", "--force", f"--db=sqlite:///{tmp}/scratch.db"], cwd=course
     )
     return course
@@ -131,7 +131,7 @@ def real_ids(wanted: list[str]) -> list[str]:
 
 def course_with(tmp: Path, ids: list[str]) -> Path:
     """A copy of the real course restricted to ``ids``."""
-    return classroom.copy_course(REPO, tmp / "course", ids)
+    return copy_course(REPO, tmp / "course", ids)
 
 
 def submit_dir(course: Path, student: str, assignment: str) -> Path:

@@ -28,7 +28,11 @@ from pathlib import Path
 
 import nbformat
 
-from helpers.teacher import classroom
+from helpers.teacher.classroom.course import copy_course, course_id
+from helpers.teacher.classroom.grades import export_grades
+from helpers.teacher.classroom.grading import autograde
+from helpers.teacher.classroom.steps import collect, feedback, release
+from helpers.teacher.classroom.summary import REPORT_NAME
 from tests import rehearsal
 from tests.fixtures import grading_course as gc
 
@@ -59,7 +63,7 @@ def build_course(out: Path) -> Path:
     """The scratch course: the repository's config, 06_rope and fx_grading."""
     if out.exists():
         shutil.rmtree(out)
-    course = classroom.copy_course(REPO, out / "course", [REAL])
+    course = copy_course(REPO, out / "course", [REAL])
     src = course / "source" / FX
     src.mkdir(parents=True)
     nbformat.write(gc.source_notebook(), src / f"{FX}.ipynb")
@@ -109,16 +113,16 @@ def _fill(path: Path, course: Path, assignment: str, what, index: int) -> None:
 
 def learners_submit(course: Path, exchange: Path, homes: Path) -> list[str]:
     """Each learner fetches both assignments, answers and submits (nbgrader's exchange)."""
-    course_id = classroom.course_id(course)
+    cid = course_id(course)
     plan = _learners()
     for index, (student, what) in enumerate(plan.items()):
         home = homes / student
         home.mkdir(parents=True, exist_ok=True)
         for assignment, key in ((REAL, "rope"), (FX, "fx")):
-            _exchange_app("fetch", course_id, assignment, student, home, exchange).start()
+            _exchange_app("fetch", cid, assignment, student, home, exchange).start()
             path = home / assignment / f"{assignment}.ipynb"
             _fill(path, course, assignment, what[key], index)
-            _exchange_app("submit", course_id, assignment, student, home, exchange).start()
+            _exchange_app("submit", cid, assignment, student, home, exchange).start()
     return list(plan)
 
 
@@ -136,26 +140,24 @@ def main(argv: list[str] | None = None) -> int:
     course = build_course(out)
     exchange, homes = out / "exchange", out / "learners"
     step(f"course folder {course} (06_rope and fx_grading)")
-    classroom.release(course, [REAL, FX], exchange)
+    release(course, [REAL, FX], exchange)
     step("released")
     students = learners_submit(course, exchange, homes)
     step(f"{len(students)} learners fetched, answered and submitted: {', '.join(students)}")
-    classroom.collect(course, [REAL, FX], exchange)
+    collect(course, [REAL, FX], exchange)
     step("collected")
-    report = classroom.autograde(course, [REAL, FX], jobs=args.jobs, progress=False)
+    report = autograde(course, [REAL, FX], jobs=args.jobs, progress=False)
     step("autograded")
     print(report.summary())
-    classroom.feedback(course, [REAL, FX], exchange)
+    feedback(course, [REAL, FX], exchange)
     step("feedback generated and released")
-    rows = classroom.export_grades(course, course / "grades.csv")
+    rows = export_grades(course, course / "grades.csv")
     step(f"grades of {len(rows)} learners written")
     seconds = time.perf_counter() - start
     print()
     print(f"demo class ready in {seconds:.0f} s. Open:")
     print(f"  {course / 'grades.csv'}                 one row per learner")
-    print(
-        f"  {course / classroom.REPORT_NAME}      status, score, seed and replay command per notebook"
-    )
+    print(f"  {course / REPORT_NAME}      status, score, seed and replay command per notebook")
     print(f"  {course / 'autograded'}/<learner>/<id>/<id>.ipynb   the graded notebooks")
     print(f"  {course / 'feedback'}/<learner>/<id>/<id>.html     what each learner reads")
     print(f"    e.g. {course / 'feedback' / 'mistake02' / FX / (FX + '.html')}")

@@ -10,7 +10,7 @@ import ast
 import json
 from pathlib import Path
 
-from helpers.teacher import checks, exercises
+from helpers.teacher import checks, exercises, reference
 from helpers.teacher.channel import worker_command
 
 REPO = Path(__file__).resolve().parents[1]
@@ -29,7 +29,7 @@ LAYERS = [
     ["helpers.teacher.kernel", "helpers.teacher.worker", "helpers.teacher.channel"],
     ["helpers.teacher.isolated", "helpers.grader"],
     ["helpers.teacher.nbgrader_plugin", "helpers.teacher.learner_build"],
-    ["helpers.teacher.classroom", "helpers.teacher.cluster", "helpers.teacher.feedback_page"],
+    ["helpers.teacher.classroom", "helpers.teacher.feedback_page"],
     ["helpers.cli", "helpers.__main__"],
 ]
 
@@ -208,6 +208,33 @@ def test_one_checks_module_per_notebook():
         for mistake in (m for c in module.CHECKS for m in c.mistakes if m.impl is not None):
             # the wrong implementation sits beside its message, in the same module
             assert mistake.impl.__module__ == module.__name__, mistake.name
+
+
+def test_one_reference_module_per_notebook_named_like_its_checks_and_explorer():
+    """The reference finds its notebook modules itself; each notebook's reference, checks
+    and explorer modules have one name (rope.py in reference/, checks/ and widgets/)."""
+    maths = reference.notebook_modules()
+    graded = checks._notebook_modules()
+    assert [m.ASSIGNMENT for m in maths] == [m.ASSIGNMENT for m in graded]
+    short = [m.__name__.rpartition(".")[2] for m in maths]
+    assert short == [m.__name__.rpartition(".")[2] for m in graded]
+    explorers = {p.stem for p in (PACKAGE / "widgets").glob("*.py")} - {
+        "__init__",
+        "base",
+        "canvas",
+    }
+    assert sorted(short) == sorted(explorers)
+    homes: dict[str, str] = {}
+    for module in maths:
+        for name in module.__all__:
+            assert name not in homes, f"{name} is in {homes.get(name)} and {module.__name__}"
+            homes[name] = module.__name__
+            assert getattr(reference, name) is getattr(module, name)
+    assert list(homes) == reference.__all__  # in notebook order
+    for name, check in checks.CHECKS.items():  # each graded name lives in its notebook's module
+        assert homes[name].rpartition(".")[2] == next(
+            m.__name__.rpartition(".")[2] for m in graded if m.ASSIGNMENT == check.assignment
+        ), name
 
 
 def test_exercise_table_is_generated_from_the_source_notebooks():

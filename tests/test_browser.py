@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers.teacher import classroom
+from helpers.teacher.classroom.course import copy_course
 from tests import classroom_kit as kit
 from tests import rehearsal
 
@@ -151,14 +151,14 @@ def lab(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("lab")
     ids = kit.real_ids(ASSIGNMENTS)
     root = tmp_path / "course"
-    classroom.copy_course(kit.REPO, root, ids)
+    copy_course(kit.REPO, root, ids)
     for assignment in ids:
         notebook = root / "notebooks" / assignment / f"{assignment}.ipynb"
         rehearsal.make_submission(
             notebook, root / "source" / assignment / f"{assignment}.ipynb", notebook
         )
     if kit.real_ids([KOREAN]):  # answered, but for one exercise left unwritten
-        classroom.copy_course(kit.REPO, root, [KOREAN])
+        copy_course(kit.REPO, root, [KOREAN])
         notebook = root / "notebooks" / KOREAN / f"{KOREAN}.ipynb"
         source = root / "source" / KOREAN / f"{KOREAN}.ipynb"
         rehearsal.make_submission(notebook, source, notebook, broken=[f"answer_{UNWRITTEN}"])

@@ -17,7 +17,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from helpers.teacher import classroom
+from helpers.teacher import sandbox
+from helpers.teacher.classroom.course import course_id, course_root, exchange_root
+from helpers.teacher.classroom.grades import export_grades, read_scores
+from helpers.teacher.classroom.grading import LOG_NAME, Progress, autograde
+from helpers.teacher.classroom.summary import REPORT_NAME
 from tests import classroom_kit as kit
 from tests import rehearsal
 
@@ -64,7 +68,7 @@ def _fetch_submit(home: Path, assignment: str, cid: str, exchange: Path, student
 
 def _cycle(tmp_path: Path, course: Path, assignment: str, broken_partly: list[str]):
     exchange = tmp_path / "exchange"
-    cid = classroom.course_id(course)
+    cid = course_id(course)
     _cli("release", assignment, "--course", str(course), "--exchange", str(exchange), cwd=tmp_path)
     source = course / "source" / assignment / f"{assignment}.ipynb"
     answers = rehearsal.answer_ids(source)
@@ -167,8 +171,8 @@ def test_failures_isolated_and_parallel_equals_serial(tmp_path):
     _delete_cells(kit.fill(course, "hal", "ex1"), ["answer_half", "test_half"])
 
     err = io.StringIO()
-    parallel = classroom.autograde(course, jobs=2, stream=err)
-    serial = classroom.autograde(course, jobs=1, progress=False)
+    parallel = autograde(course, jobs=2, stream=err)
+    serial = autograde(course, jobs=1, progress=False)
     want = {"ann": 5, "ben": 2, "eve": 0, "fay": 0, "gus": 5, "hal": 0}
     assert {s: parallel.scores[s]["ex1"] for s in want} == want
     assert {s: serial.scores[s]["ex1"] for s in want} == want
@@ -187,7 +191,7 @@ def test_failures_isolated_and_parallel_equals_serial(tmp_path):
     assert not any(ln.startswith(("ann", "ben")) for ln in lines)
     progress = err.getvalue()
     assert "6/6 learners" in progress and "6/6 notebooks" in progress and "left" in progress
-    rows = classroom.export_grades(course, tmp_path / "g.csv")
+    rows = export_grades(course, tmp_path / "g.csv")
     assert {r["student_id"]: r["ex1"] for r in rows} == want
 
 
@@ -202,7 +206,7 @@ def _delete_cells(path: Path, grade_ids: list[str]) -> None:
 def test_progress_line_counts_and_time_left():
     """The bar shows learners done / total and a time left that shrinks to zero."""
     out = io.StringIO()
-    bar = classroom.Progress(learners=4, tasks=8, stream=out)
+    bar = Progress(learners=4, tasks=8, stream=out)
     assert "0/4 learners" in bar.line(0, 0) and "measuring" in bar.line(0, 0)
     assert "2/4 learners" in bar.line(2, 4) and "4/8 notebooks" in bar.line(2, 4)
     assert bar.line(4, 8).endswith("~0s left")
@@ -215,34 +219,34 @@ def test_time_left_stays_honest_while_a_notebook_hangs():
     others is shown running, with its time, instead of a guess."""
     import time
 
-    bar = classroom.Progress(learners=3, tasks=3, stream=io.StringIO(), jobs=2)
+    bar = Progress(learners=3, tasks=3, stream=io.StringIO(), jobs=2)
     bar.durations = [0.5, 0.5]
     now = time.perf_counter()
     just_started = bar.line(2, 2, running=[now])
     assert re.search(r"~[1-9]\d*s left$", just_started), just_started
     hung = bar.line(2, 2, running=[now - 75])
     assert "1 notebook(s) running for 1m15s" in hung and "0s left" not in hung, hung
-    cluster = classroom.Progress(learners=3, tasks=3, stream=io.StringIO())  # no start times
+    cluster = Progress(learners=3, tasks=3, stream=io.StringIO())  # no start times
     assert re.search(r"~[1-9]\d*s left$", cluster.line(2, 2)), cluster.line(2, 2)
 
 
 def test_commands_reject_bad_input(tmp_path, monkeypatch):
     """Bad course, exchange, jobs or student ids: a ValueError naming the argument."""
     with pytest.raises(ValueError, match="course"):
-        classroom.course_root(tmp_path)
+        course_root(tmp_path)
     course = kit.fixture_course(tmp_path)
     with pytest.raises(ValueError, match="gradebook"):
-        classroom.export_grades(course, tmp_path / "g.csv")
+        export_grades(course, tmp_path / "g.csv")
     with pytest.raises(ValueError, match="jobs"):
-        classroom.autograde(course, jobs=0)
+        autograde(course, jobs=0)
     with pytest.raises(ValueError, match="unknown assignment nope: .* are ex1"):
-        classroom.autograde(course, ids=["nope"])  # says which ids the course has
+        autograde(course, ids=["nope"])  # says which ids the course has
     kit.fill(course, "ann", "ex1")
     with pytest.raises(ValueError, match="students"):
-        classroom.autograde(course, students=["zed"])
+        autograde(course, students=["zed"])
     monkeypatch.delenv("PE_COURSE_EXCHANGE", raising=False)
     with pytest.raises(ValueError, match="exchange"):
-        classroom.exchange_root(None)
+        exchange_root(None)
 
 
 def test_make_submission_fills_and_breaks(tmp_path):
@@ -269,10 +273,10 @@ def test_concurrent_gradebook_writers(tmp_path):
         student = f"s{i}"
         kit.fill(course, student, "ex1", broken=["answer_half"] if i % 2 else [])
         want[student] = 2.0 if i % 2 else 5.0
-    report = classroom.autograde(course, jobs=4, progress=False)
+    report = autograde(course, jobs=4, progress=False)
     assert all(t.ok for t in report.tasks), report.summary()
     assert {s: report.scores[s]["ex1"] for s in want} == want
-    scores, _ = classroom.read_scores(course, ["ex1"], list(want))
+    scores, _ = read_scores(course, ["ex1"], list(want))
     assert {s: scores[s]["ex1"] for s in want} == want
 
 
@@ -286,7 +290,7 @@ def test_a_learner_sets_up_once_then_fetches_and_submits_with_plain_nbgrader(tmp
 
     course = kit.fixture_course(tmp_path)
     exchange = tmp_path / "exchange"
-    cid = classroom.course_id(course)
+    cid = course_id(course)
     _cli("release", "ex1", "--course", str(course), "--exchange", str(exchange), cwd=tmp_path)
     home, work = tmp_path / "home", tmp_path / "home" / "work"
     work.mkdir(parents=True)
@@ -321,7 +325,7 @@ def test_a_learner_sets_up_once_then_fetches_and_submits_with_plain_nbgrader(tmp
 
 
 def _statuses(course: Path) -> dict[str, dict[str, str]]:
-    with open(course / classroom.REPORT_NAME, newline="", encoding="utf-8") as fh:
+    with open(course / REPORT_NAME, newline="", encoding="utf-8") as fh:
         return {row["student_id"]: row for row in csv.DictReader(fh)}
 
 
@@ -330,7 +334,7 @@ def test_unreadable_submission_reported_and_given_feedback(tmp_path):
     it, and then the report, the grades CSV and a feedback page all say why it scored 0."""
     course = kit.fixture_course(tmp_path)
     exchange = tmp_path / "exchange"
-    cid = classroom.course_id(course)
+    cid = course_id(course)
     _cli("release", "ex1", "--course", str(course), "--exchange", str(exchange), cwd=tmp_path)
     source = course / "source" / "ex1" / "ex1.ipynb"
 
@@ -403,7 +407,7 @@ def test_hanging_notebook_timed_out_and_counts_agree(tmp_path):
     proc = kit.run([PY, "-m", "helpers", "autograde", REAL_ID, "--course", str(course),
                     "--jobs", "2"], cwd=course)  # fmt: skip
     bar = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    if classroom.sandbox.available():
+    if sandbox.available():
         stray = [ln for ln in bar if not ln.startswith("autograde [")]
         assert not stray, f"lines inside the progress bar: {stray}"
     done, total = map(int, re.search(r"(\d+)/(\d+) notebooks", bar[-1]).groups())
@@ -414,7 +418,7 @@ def test_hanging_notebook_timed_out_and_counts_agree(tmp_path):
     by_status = {k: int(n) for n, k in re.findall(r"(\d+) ([a-z ]+?)(?:,|$)", counts.group(2))}
     assert by_status == {"graded": 1, "timed out": 1, "unreadable": 1}, summary
     assert graded == 2 and "1 not submitted (missing, scored 0)" in summary, summary
-    log = course / classroom.LOG_NAME
+    log = course / LOG_NAME
     assert f"messages of nbgrader and the grading workers: {log}" in summary, summary
     assert "MissingIDFieldWarning" in log.read_text(encoding="utf-8")  # kept, not shown
 
@@ -473,7 +477,7 @@ def test_a_pool_worker_killed_mid_run_loses_nothing(tmp_path):
     watcher = threading.Thread(target=kill_one_mid_run, daemon=True)
     err = io.StringIO()
     watcher.start()
-    report = classroom.autograde(course, jobs=2, stream=err)
+    report = autograde(course, jobs=2, stream=err)
     watcher.join(timeout=5)
     assert killed, "no worker was killed: the run ended before a notebook was graded"
     assert all(t.ok for t in report.tasks), report.summary()

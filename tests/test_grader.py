@@ -246,7 +246,7 @@ def test_worker_refuses_a_relative_os_open_through_a_folder_descriptor():
     parent = str(REPO)
     body = (
         f"import os\nfd = os.open({parent!r}, os.O_RDONLY)\n"
-        "os.read(os.open('helpers/teacher/reference.py', os.O_RDONLY, dir_fd=fd), 100)\n"
+        "os.read(os.open('helpers/teacher/reference/rope.py', os.O_RDONLY, dir_fd=fd), 100)\n"
         "return delta * base ** (-2.0 * np.arange(d // 2) / d) / (2 * np.pi)"
     )
     nb = gc.edit(gc.source_notebook(), answers={**gc.SOLUTIONS, "turns": body})

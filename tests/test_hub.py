@@ -1,6 +1,6 @@
 """A class on a real JupyterHub of this machine, in headless Chromium.
 
-``helpers.teacher.hub`` starts the course's hub (PAM accounts of a roster, the local process
+``helpers.teacher.classroom.hub`` starts the course's hub (PAM accounts of a roster, the local process
 spawner, nbgrader's groups, the learner environment) for a teacher and three learners
 whose accounts are named under a prefix of this test; then, through the browser:
 
@@ -42,7 +42,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from helpers.teacher import hub as hubmod
+from helpers.teacher.classroom import hub as hubmod
 from tests import classroom_kit as kit
 from tests import rehearsal
 from tests.test_browser import CHROMIUM, LAUNCH_ARGS

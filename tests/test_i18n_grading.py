@@ -16,7 +16,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from helpers.teacher import classroom
+from helpers.teacher.classroom.course import course_id, db_url
+from helpers.teacher.classroom.grades import export_grades
+from helpers.teacher.classroom.grading import autograde
+from helpers.teacher.classroom.steps import feedback
 from tests import classroom_kit as kit
 
 pytestmark = pytest.mark.slow
@@ -34,7 +37,7 @@ def _cell_scores(course: Path, student: str, assignment: str) -> dict[str, float
     """grade id -> score of one autograded notebook, read from the gradebook."""
     from nbgrader.api import Gradebook
 
-    with Gradebook(classroom.db_url(course), classroom.course_id(course)) as gb:
+    with Gradebook(db_url(course), course_id(course)) as gb:
         sub = gb.find_submission_notebook(assignment, assignment, student)
         return {g.name: float(g.score) for g in sub.grades}
 
@@ -55,7 +58,7 @@ def test_same_answers_same_grades_in_both_languages(tmp_path):
         for assignment in (EN, KO):
             kit.fill(course, student, assignment, broken=broken, how=how)
     kit.fill(course, "kim", KO)  # takes the course in Korean only
-    report = classroom.autograde(course, ids=[EN, KO], jobs=2, progress=False)
+    report = autograde(course, ids=[EN, KO], jobs=2, progress=False)
     assert not report.failures(), report.summary()
     total = _points(EN)
     assert _points(KO) == total
@@ -67,7 +70,7 @@ def test_same_answers_same_grades_in_both_languages(tmp_path):
         assert 0 < sum(_cell_scores(course, student, KO).values()) < total
 
     # the Korean feedback speaks Korean where the English one speaks English
-    classroom.feedback(course, [EN, KO], exchange=None)
+    feedback(course, [EN, KO], exchange=None)
     ko_page = (course / "feedback" / "ben" / KO / f"{KO}.html").read_text(encoding="utf-8")
     en_page = (course / "feedback" / "ben" / EN / f"{EN}.html").read_text(encoding="utf-8")
     wrong_ko = re.findall(r"apply_rope[^<\n]*", ko_page)
@@ -77,7 +80,7 @@ def test_same_answers_same_grades_in_both_languages(tmp_path):
     assert not any("raised" in ln or "is wrong on" in ln for ln in wrong_ko)
 
     # one column per notebook, whichever language; the language beside it
-    rows = classroom.export_grades(course, tmp_path / "grades.csv")
+    rows = export_grades(course, tmp_path / "grades.csv")
     by = {r["student_id"]: r for r in rows}
     assert by["kim"][EN] == pytest.approx(total) and by["kim"][f"{EN} language"] == "ko"
     assert by["ann"][EN] == pytest.approx(total)

@@ -18,7 +18,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from helpers.teacher import classroom, nbgrader_plugin, sandbox
+from helpers.teacher import nbgrader_plugin, sandbox
+from helpers.teacher.classroom.grades import read_scores
+from helpers.teacher.classroom.grading import autograde
 from tests import classroom_kit as kit
 from tests import rehearsal
 
@@ -49,6 +51,8 @@ PROBE = textwrap.dedent(
     out["import_helpers"] = attempt(lambda: __import__("helpers"))
     out["import_reference"] = attempt(lambda: __import__("helpers.reference"))
     out["import_checks"] = attempt(lambda: __import__("helpers.teacher.checks.rope"))
+    out["import_maths"] = attempt(lambda: __import__("helpers.teacher.reference.rope"))
+    out["maths_names"] = attempt(lambda: __import__("helpers.teacher.reference").teacher.reference.apply_rope)
     out["checks_catalogue"] = attempt(lambda: __import__("helpers.teacher.checks").teacher.checks.CHECKS)
     s = socket.socket()
     s.settimeout(2)
@@ -97,6 +101,8 @@ def test_wrapped_process_sees_only_its_folder(tmp_path):
     assert seen["import_numpy"] == "ok" and seen["import_helpers"] == "ok"
     assert seen["import_reference"] == "ModuleNotFoundError"  # the answers stay outside
     assert seen["import_checks"] == "ModuleNotFoundError"
+    assert seen["import_maths"] == "ModuleNotFoundError"
+    assert seen["maths_names"] == "AttributeError"  # an empty folder inside
     assert seen["checks_catalogue"] == "AttributeError"  # an empty folder inside
     assert seen["network"] != "ok"
     assert seen["cwd"] == str(own)
@@ -253,13 +259,13 @@ def test_attacks_through_autograde_take_nothing(tmp_path):
     )
     _attacker(course, assignment)
     before = _digest(course / "submitted" / "alice") | _digest(course / "submitted" / "bob")
-    report = classroom.autograde(course, jobs=2, progress=False)
+    report = autograde(course, jobs=2, progress=False)
     assert report.sandboxed, report.summary()
     full = report.max_scores[assignment]
     assert report.scores["alice"][assignment] == full
     assert 0 < report.scores["bob"][assignment] < full
     # the gradebook still holds everyone, read afresh
-    scores, _ = classroom.read_scores(course, [assignment], ["alice", "bob", "zed"])
+    scores, _ = read_scores(course, [assignment], ["alice", "bob", "zed"])
     assert scores["alice"][assignment] == full
     assert scores["bob"][assignment] == report.scores["bob"][assignment]
     after = _digest(course / "submitted" / "alice") | _digest(course / "submitted" / "bob")
@@ -292,7 +298,7 @@ def test_attack_detected_without_sandbox(tmp_path, monkeypatch):
     import io
 
     err = io.StringIO()
-    report = classroom.autograde(course, jobs=1, progress=False, stream=err)
+    report = autograde(course, jobs=1, progress=False, stream=err)
     assert not report.sandboxed
     assert "WARNING: GRADING RUNS UNSANDBOXED" in err.getvalue()
     assert "WARNING: GRADING RUNS UNSANDBOXED" in report.summary()

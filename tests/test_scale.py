@@ -27,7 +27,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from helpers.teacher import classroom, kernel, seeds
+from helpers.teacher import kernel, seeds
+from helpers.teacher.classroom.course import course_id, db_url
+from helpers.teacher.classroom.grades import read_scores
+from helpers.teacher.classroom.grading import autograde
+from helpers.teacher.classroom.summary import REPORT_NAME
 from tests.fixtures import grading_course as gc
 
 REPO = Path(__file__).resolve().parents[1]
@@ -86,7 +90,7 @@ def test_a_short_or_broken_secret_is_refused(tmp_path):
 def test_the_secret_is_teacher_only():
     """Ignored by git, outside notebooks/ (nothing of it is released)."""
     ignored = (REPO / ".gitignore").read_text().split()
-    assert seeds.SECRET_FILE in ignored and classroom.REPORT_NAME in ignored
+    assert seeds.SECRET_FILE in ignored and REPORT_NAME in ignored
     assert not list((REPO / "notebooks").rglob(seeds.SECRET_FILE))
 
 
@@ -135,7 +139,7 @@ def _all_outputs(course: Path) -> dict:
 
 
 def _report_rows(course: Path) -> dict[str, dict[str, str]]:
-    with open(course / classroom.REPORT_NAME, newline="", encoding="utf-8") as fh:
+    with open(course / REPORT_NAME, newline="", encoding="utf-8") as fh:
         return {row["student_id"]: row for row in csv.DictReader(fh)}
 
 
@@ -156,10 +160,10 @@ def _check_scores(report) -> None:
 def local_class(tmp_path_factory):
     """The class graded twice by the local process pool (sqlite): the reference run."""
     course = _make_class(tmp_path_factory.mktemp("local") / "course")
-    first = classroom.autograde(course, [A], jobs=2, progress=False)
+    first = autograde(course, [A], jobs=2, progress=False)
     outputs = _all_outputs(course)
     rows = _report_rows(course)
-    second = classroom.autograde(course, [A], jobs=2, progress=False)
+    second = autograde(course, [A], jobs=2, progress=False)
     return course, first, second, outputs, rows
 
 
@@ -199,7 +203,7 @@ def test_regrade_is_identical_and_learners_get_different_cases(local_class):
     assert len(set(seeds_seen.values())) == len(LOST)
     key = seeds.secret(course)
     for student, seed in seeds_seen.items():
-        assert seed == seeds.derive(key, classroom.course_id(course), student, A)
+        assert seed == seeds.derive(key, course_id(course), student, A)
         assert rows[student]["replay"] == (
             f"python -m helpers check submitted/{student}/{A}/{A}.ipynb --seed {seed}"
         )
@@ -281,7 +285,7 @@ def test_dask_cluster_with_a_postgresql_gradebook_equals_a_local_run(
     assert {s: float(rows[s][A]) for s in LOST} == {
         s: pytest.approx(first.scores[s][A], abs=1e-6) for s in LOST
     }
-    dask_scores = classroom.read_scores(course, [A], list(LOST), url)[0]
+    dask_scores = read_scores(course, [A], list(LOST), url)[0]
     assert {s: pytest.approx(v[A]) for s, v in first.scores.items() if s in LOST} == {
         s: dask_scores[s][A] for s in LOST
     }
@@ -323,7 +327,7 @@ def test_a_worker_killed_mid_run_loses_nothing(local_class, tmp_path):
     err = io.StringIO()
     try:
         watcher.start()
-        report = classroom.autograde(course, [A], stream=err, scheduler=cluster.scheduler_address)
+        report = autograde(course, [A], stream=err, scheduler=cluster.scheduler_address)
         watcher.join(timeout=5)
     finally:
         client.close()
@@ -336,15 +340,15 @@ def test_a_worker_killed_mid_run_loses_nothing(local_class, tmp_path):
 
 
 def test_bad_scheduler_and_db_are_refused(tmp_path):
-    from helpers.teacher import cluster
+    from helpers.teacher.classroom import cluster
 
     with pytest.raises(ValueError, match="local:N with N >= 1"):
         cluster.client_for("local:0")
     with pytest.raises(ValueError, match="scheduler must be a Dask scheduler address"):
         cluster.client_for("nowhere")
     with pytest.raises(ValueError, match="SQLAlchemy URL"):
-        classroom.db_url(tmp_path, "gradebook.db")
-    assert classroom.db_url(tmp_path, "postgresql://u@h/db") == "postgresql://u@h/db"
+        db_url(tmp_path, "gradebook.db")
+    assert db_url(tmp_path, "postgresql://u@h/db") == "postgresql://u@h/db"
 
 
 # --------------------------------------------------------------------------- make demo

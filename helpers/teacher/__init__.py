@@ -2,7 +2,8 @@
 
 The learner build of ``helpers`` is the package without this folder.
 
-- ``reference``: the reference maths of every graded function (the solutions)
+- ``reference``: the reference maths of every graded function (the solutions), one
+  module per notebook
 - ``checks``: one module per notebook: each graded function's cases, its named
   mistakes with the wrong implementations that recognise them, its declaration;
   ``exercises``: where each graded function is taught (read from the notebooks)
@@ -13,6 +14,7 @@ The learner build of ``helpers`` is the package without this folder.
   to it), ``isolated`` (grade a notebook through a worker)
 - ``sandbox``: the bubblewrap command line of the grading kernel and worker
 - ``nbgrader_plugin``: the nbgrader preprocessors and the sandboxed kernel manager
-- ``classroom``: the teacher's commands (release, collect, autograde, feedback, grades)
+- ``classroom``: the teacher's commands (release, collect, autograde, feedback, grades),
+  one module per job
 - ``learner_build``: the wheel for learners, without this folder
 """

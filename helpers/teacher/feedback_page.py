@@ -2,7 +2,7 @@
 
 ``nbgrader generate_feedback`` writes a page only for a notebook it autograded. For the
 others (a file that is not a notebook, a notebook saved under another name, a grading that
-failed) ``classroom.feedback`` writes this page in nbgrader's place,
+failed) ``classroom.steps.feedback`` writes this page in nbgrader's place,
 ``feedback/<learner>/<assignment>/<notebook>.html``, so ``nbgrader release_feedback``
 delivers it like any other, in the assignment's language. Every sentence a learner reads
 on it is in ``text()``, through the message catalogue (``helpers.i18n``).

@@ -72,7 +72,7 @@ _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _INSIDE_UID = 1000
 # What of ``helpers`` reads as empty inside: the reference maths and the checks (expected
 # values are computed outside, before learner code runs). Paths below the package folder.
-HIDDEN = ("teacher/reference.py", "teacher/checks")
+HIDDEN = ("teacher/reference", "teacher/checks")
 
 
 class SandboxUnavailable(RuntimeError):

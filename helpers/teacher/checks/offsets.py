@@ -29,7 +29,7 @@ from helpers.teacher.checks.base import (
     words,
 )
 from helpers.teacher.checks.compare import agree
-from helpers.teacher.reference import THETA_BASE
+from helpers.teacher.reference.rope import THETA_BASE
 
 
 def _vector_pair_random(rng: np.random.Generator) -> list[Case]:

@@ -28,7 +28,7 @@ from helpers.teacher.checks.base import (
 )
 from helpers.teacher.checks.rotation import CLOCKWISE_TEXT
 from helpers.teacher.checks.sincos import angle_rates_half_exponent, angle_rates_per_dimension
-from helpers.teacher.reference import THETA_BASE
+from helpers.teacher.reference.rope import THETA_BASE
 
 
 def _demo_fixed() -> list[Case]:

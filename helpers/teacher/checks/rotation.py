@@ -22,7 +22,7 @@ from helpers.teacher.checks.base import (
     log_base,
     position,
 )
-from helpers.teacher.reference import DEFAULT_BASE
+from helpers.teacher.reference.sincos import DEFAULT_BASE
 
 CLOCKWISE_TEXT = (
     "your rotation is clockwise: (x0, x1) -> (x0 cos a + x1 sin a, -x0 sin a + x1 cos a). "

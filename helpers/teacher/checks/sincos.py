@@ -25,7 +25,7 @@ from helpers.teacher.checks.base import (
     normal,
     words,
 )
-from helpers.teacher.reference import DEFAULT_BASE
+from helpers.teacher.reference.sincos import DEFAULT_BASE
 
 
 def _table(pos: np.ndarray, rates: np.ndarray, d: int, swap: bool = False) -> np.ndarray:

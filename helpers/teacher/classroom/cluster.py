@@ -1,8 +1,7 @@
 """Autograde on a Dask distributed cluster: ``python -m helpers autograde --scheduler ADDRESS``.
 
-``classroom.autograde`` hands ``run`` one call per (learner, assignment): a Dask task that
-runs ``classroom.grade_one`` on a worker,
-nbgrader's own autograde, as in the local process pool. Workers work on a shared file
+``grading.autograde`` hands ``run`` one call per (learner, assignment): a Dask task that
+runs ``grading.grade_one`` on a worker, nbgrader's own autograde, as in the local process pool. Workers work on a shared file
 system: the course folder (``submitted/``, ``autograded/``, ``.grading_secret``,
 ``nbgrader_config.py``, ``source/``) at the same path as on the client, the same Python
 environment, bubblewrap, and a gradebook they all reach (``--db postgresql://...``; the

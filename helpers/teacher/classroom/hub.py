@@ -48,9 +48,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from helpers.teacher import classroom
+from helpers.teacher.classroom.course import copy_course, course_id, course_root
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 ROSTER_FIELDS = ("id", "name", "email", "lms_id", "section")
 ROLES = ("learner", "teacher")
 # A Linux account name that useradd takes everywhere (Debian's NAME_REGEX, no dots).
@@ -194,8 +194,8 @@ def default_state(course_id: str) -> Path:
 
 
 def hub_for(state: str | os.PathLike | None = None, course: str | os.PathLike | None = None) -> Hub:
-    root = classroom.course_root(course)
-    cid = classroom.course_id(root)
+    root = course_root(course)
+    cid = course_id(root)
     return Hub(Path(state).resolve() if state else default_state(cid), root, cid)
 
 
@@ -335,7 +335,7 @@ def teacher_course(hub: Hub, teacher: str, ids: Iterable[str] | None = None) -> 
     account = pwd.getpwnam(teacher)
     dest = hub.course_dir(teacher)
     if not (dest / "nbgrader_config.py").exists():
-        classroom.copy_course(hub.course, dest, ids)
+        copy_course(hub.course, dest, ids)
     from helpers.teacher import seeds
 
     seeds.secret(dest)
@@ -720,6 +720,8 @@ def stop(hub: Hub, timeout: float = 60) -> bool:
 
 
 # --------------------------------------------------------------------------- commands
+
+COMMANDS = ("hub", "hub-stop")
 
 
 def add_commands(sub) -> None:

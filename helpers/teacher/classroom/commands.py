@@ -1,0 +1,99 @@
+"""The teacher's subcommands of ``python -m helpers``: parse the arguments, call the step.
+
+``release``, ``collect``, ``autograde``, ``feedback``, ``grades``, ``learner-build``, ``hub``
+and ``hub-stop``; what each does lives in the module that owns it (``steps``, ``grading``,
+``grades``, ``hub``, ``helpers.teacher.learner_build``). An error becomes one line and exit code 2.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from helpers.teacher.classroom import hub
+from helpers.teacher.classroom.course import course_root, exchange_root
+from helpers.teacher.classroom.grades import export_grades
+from helpers.teacher.classroom.grading import autograde
+from helpers.teacher.classroom.steps import collect, feedback, release
+
+COMMANDS = ("release", "collect", "autograde", "feedback", "grades", "learner-build")
+
+
+def add_commands(sub) -> None:
+    """Add the teacher's subcommands to ``python -m helpers``'s argument parser."""
+
+    def common(p, exchange: bool) -> None:
+        p.add_argument("ids", nargs="*", help="assignment ids (default: all of source/)")
+        p.add_argument("--course", type=Path, default=None, help="course folder (default: repo)")
+        p.add_argument(
+            "--db",
+            default=None,
+            help="gradebook as an SQLAlchemy URL, e.g. postgresql://user@host/db "
+            "(default: gradebook.db in the course)",
+        )
+        if exchange:
+            p.add_argument(
+                "--exchange", type=Path, default=None, help="exchange folder (PE_COURSE_EXCHANGE)"
+            )
+
+    common(sub.add_parser("release", help="release notebooks/ to the exchange"), True)
+    common(sub.add_parser("collect", help="collect submissions from the exchange"), True)
+    auto = sub.add_parser("autograde", help="autograde every learner, in parallel")
+    common(auto, False)
+    auto.add_argument("--students", default="", help="comma-separated ids (default: all)")
+    auto.add_argument("--jobs", type=int, default=None, help="parallel learners (default: cores)")
+    auto.add_argument("--no-progress", action="store_true", help="no progress bar")
+    auto.add_argument(
+        "--scheduler",
+        default=None,
+        help="grade on a Dask cluster: its scheduler's address (tcp://host:8786), or local:N "
+        "for a LocalCluster of N workers (default: a local process pool of --jobs)",
+    )
+    common(sub.add_parser("feedback", help="generate feedback and release it"), True)
+    grades = sub.add_parser("grades", help="export the grades as CSV")
+    common(grades, False)
+    grades.add_argument("--out", type=Path, default=Path("grades.csv"), help="CSV file")
+    hub.add_commands(sub)
+    build = sub.add_parser("learner-build", help="a wheel of helpers without the solutions")
+    build.add_argument("--out", type=Path, default=Path("dist"), help="output folder")
+
+
+def run_command(args) -> int:
+    """Run one of ``COMMANDS`` from parsed arguments; errors become one line and exit code 2."""
+    if args.command in hub.COMMANDS:
+        return hub.run_command(args)
+    try:
+        if args.command == "learner-build":
+            from helpers.teacher import learner_build
+
+            print(learner_build.build(args.out))
+            return 0
+        course = course_root(args.course)
+        if args.command in ("release", "collect"):
+            step = release if args.command == "release" else collect
+            step(course, args.ids, exchange_root(args.exchange), args.db)
+        elif args.command == "feedback":
+            has_exchange = args.exchange or os.environ.get("PE_COURSE_EXCHANGE")
+            exchange = exchange_root(args.exchange) if has_exchange else None
+            feedback(course, args.ids, exchange, args.db)
+        elif args.command == "autograde":
+            students = [s for s in args.students.split(",") if s] or None
+            report = autograde(
+                course,
+                args.ids,
+                students,
+                args.jobs,
+                not args.no_progress,
+                db=args.db,
+                scheduler=args.scheduler,
+            )
+            print(report.summary())
+        elif args.command == "grades":
+            out = args.out if args.out.is_absolute() else Path.cwd() / args.out
+            rows = export_grades(course, out, args.ids, args.db)
+            print(f"wrote {len(rows)} learner(s) to {out}")
+    except (ValueError, RuntimeError) as exc:
+        print(f"{args.command}: {exc}", file=sys.stderr)
+        return 2
+    return 0

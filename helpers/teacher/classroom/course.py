@@ -1,0 +1,132 @@
+"""Where the course is, and its configuration: the folders, the gradebook's URL, nbgrader.
+
+A course is the repository, or any folder with the same ``nbgrader_config.py``, ``source/``
+and ``notebooks/``; the steps that move files between teacher and learners also need an
+exchange folder (``--exchange`` or ``PE_COURSE_EXCHANGE``). ``nbgrader`` runs one
+``nbgrader`` command of this environment; ``copy_course`` makes a fresh course folder.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+DB_TIMEOUT_S = 120
+
+
+def course_root(course: str | os.PathLike | None = None) -> Path:
+    """The course directory: the argument, else the current one if it holds the config."""
+    if course is None:
+        here = Path.cwd()
+        course = (
+            here if (here / "nbgrader_config.py").exists() else Path(__file__).resolve().parents[3]
+        )
+    root = Path(course).resolve()
+    if not (root / "nbgrader_config.py").is_file():
+        raise ValueError(f"course must be a folder with an nbgrader_config.py, got {str(course)!r}")
+    return root
+
+
+def exchange_root(exchange: str | os.PathLike | None = None) -> Path:
+    """The exchange folder: the argument, else ``PE_COURSE_EXCHANGE``."""
+    value = exchange if exchange is not None else os.environ.get("PE_COURSE_EXCHANGE")
+    if not value:
+        raise ValueError(
+            "exchange must be given (--exchange DIR or PE_COURSE_EXCHANGE), got nothing"
+        )
+    return Path(value).resolve()
+
+
+def db_url(course: Path, db: str | None = None) -> str:
+    """The gradebook's SQLAlchemy URL: ``db`` when given (``postgresql://user@host/name``),
+    else ``gradebook.db`` in the course with a long sqlite busy timeout (several writers)."""
+    if db:
+        if "://" not in db:
+            raise ValueError(f"db must be an SQLAlchemy URL such as postgresql://..., got {db!r}")
+        return db
+    return f"sqlite:///{course / 'gradebook.db'}?timeout={DB_TIMEOUT_S}"
+
+
+def is_sqlite(url: str) -> bool:
+    return url.startswith("sqlite")
+
+
+def course_id(course: Path) -> str:
+    """The ``CourseDirectory.course_id`` of the course's ``nbgrader_config.py``."""
+    return str(load_config(course).CourseDirectory.course_id)
+
+
+def assignment_ids(course: Path, ids: Iterable[str] | None = None) -> list[str]:
+    """The assignments of ``source/`` (all of them when ``ids`` is empty)."""
+    found = sorted(p.name for p in (course / "source").iterdir() if p.is_dir())
+    ids = list(ids or [])
+    unknown = [i for i in ids if i not in found]
+    if unknown:
+        raise ValueError(
+            f"unknown assignment {', '.join(unknown)}: the assignments of this course are "
+            f"{', '.join(found)}"
+        )
+    return ids or found
+
+
+def load_config(course: Path):
+    from traitlets.config.loader import PyFileConfigLoader
+
+    cfg = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    cfg.CourseDirectory.root = str(course)
+    return cfg
+
+
+def venv_on_path() -> None:
+    """nbgrader runs ``alembic`` from PATH when it creates a gradebook: this venv's first."""
+    bin_dir = str(Path(sys.executable).parent)
+    if os.environ.get("PATH", "").split(os.pathsep)[0] != bin_dir:
+        os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+
+
+def env(exchange: Path | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    if exchange is not None:
+        env["PE_COURSE_EXCHANGE"] = str(exchange)
+    return env
+
+
+def nbgrader(
+    args: Sequence[str], cwd: Path, exchange: Path | None = None, check: bool = True
+) -> subprocess.CompletedProcess:
+    """Run ``nbgrader <args>`` of this environment in ``cwd``; raise with its log on failure."""
+    cmd = [str(Path(sys.executable).parent / "nbgrader"), *args]
+    if exchange is not None:
+        cmd.append(f"--Exchange.root={exchange}")
+    proc = subprocess.run(
+        cmd, check=False, cwd=cwd, env=env(exchange), capture_output=True, text=True
+    )
+    if check and proc.returncode != 0:
+        raise RuntimeError(
+            f"`nbgrader {' '.join(args)}` failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}"
+        )
+    return proc
+
+
+def source_notebooks(course: Path, assignment: str) -> list[str]:
+    return [p.stem for p in sorted((course / "source" / assignment).glob("*.ipynb"))]
+
+
+def copy_course(src: Path, dest: Path, ids: Iterable[str] | None = None) -> Path:
+    """A fresh course folder with the config, ``source/`` and ``notebooks/`` of ``src``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(src / "nbgrader_config.py", dest / "nbgrader_config.py")
+    for top in ("source", "notebooks"):
+        for assignment in assignment_ids(src, ids):
+            if (src / top / assignment).is_dir():
+                shutil.copytree(
+                    src / top / assignment,
+                    dest / top / assignment,
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"),
+                )
+    return dest

@@ -1,0 +1,154 @@
+"""The grades: scores read from the gradebook, and the CSV of one row per learner.
+
+``notebook_scores`` and ``read_scores`` read the gradebook (a notebook without an
+autograded file scores 0); ``statuses`` reads each (learner, assignment)'s status from
+``autograde_report.csv``; ``export_grades`` writes the grades CSV (``python -m helpers grades``).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable
+from pathlib import Path
+
+from helpers.teacher.classroom.course import assignment_ids, course_id, db_url
+from helpers.teacher.classroom.steps import registered
+from helpers.teacher.classroom.submissions import STATUSES
+from helpers.teacher.classroom.summary import REPORT_NAME, read_report
+
+
+def notebook_scores(
+    course: Path, ids: Iterable[str], students: Iterable[str], db: str | None = None
+) -> tuple[dict[tuple[str, str, str], float], dict[tuple[str, str], float]]:
+    """``(learner, assignment, notebook) -> score`` from the gradebook (0 for a notebook
+    without an autograded file) and ``(assignment, notebook) -> max score``."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    ids = list(ids)
+    scores: dict[tuple[str, str, str], float] = {}
+    maxima: dict[tuple[str, str], float] = {}
+    with Gradebook(db_url(course, db), course_id(course)) as gb:
+        for assignment in ids:
+            for nb in gb.find_assignment(assignment).notebooks:
+                maxima[(assignment, nb.name)] = float(nb.max_score)
+        for student in students:
+            for assignment in ids:
+                try:
+                    sub = gb.find_submission(assignment, student)
+                except MissingEntry:
+                    continue
+                for nb in sub.notebooks:
+                    path = course / "autograded" / student / assignment / f"{nb.name}.ipynb"
+                    scores[(student, assignment, nb.name)] = (
+                        float(nb.score) if path.exists() else 0.0
+                    )
+    return scores, maxima
+
+
+def by_assignment(
+    scores: dict[tuple[str, str, str], float],
+    maxima: dict[tuple[str, str], float],
+    ids: list[str],
+    students: Iterable[str],
+) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
+    per: dict[str, dict[str, float]] = {s: dict.fromkeys(ids, 0.0) for s in students}
+    for (student, assignment, _nb), score in scores.items():
+        if student in per and assignment in per[student]:
+            per[student][assignment] += score
+    totals = dict.fromkeys(ids, 0.0)
+    for (assignment, _nb), top in maxima.items():
+        if assignment in totals:
+            totals[assignment] += top
+    return per, totals
+
+
+def read_scores(
+    course: Path, ids: Iterable[str], students: Iterable[str], db: str | None = None
+) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
+    """Scores from the gradebook; a notebook without an autograded file scores 0."""
+    ids, students = list(ids), list(students)
+    scores, maxima = notebook_scores(course, ids, students, db)
+    return by_assignment(scores, maxima, ids, students)
+
+
+def statuses(course: Path, students: Iterable[str], ids: Iterable[str]) -> dict[tuple, str]:
+    """``(learner, assignment) -> status`` from ``autograde_report.csv``: the most serious of
+    its notebooks; ``missing`` when nothing was submitted, ``not autograded`` when a
+    submission has no row yet."""
+    found: dict[tuple, str] = {}
+    for row in read_report(course / REPORT_NAME):
+        key = (row["student_id"], row["assignment"])
+        if row.get("status") in STATUSES:
+            found[key] = max(found.get(key, "graded"), row["status"], key=STATUSES.index)
+    out = {}
+    for student in students:
+        for assignment in ids:
+            if (student, assignment) in found:
+                out[(student, assignment)] = found[(student, assignment)]
+            elif not (course / "submitted" / student / assignment).is_dir():
+                out[(student, assignment)] = "missing"
+            else:
+                out[(student, assignment)] = "not autograded"
+    return out
+
+
+def export_grades(
+    course: Path, out: Path, ids: Iterable[str] | None = None, db: str | None = None
+) -> list[dict]:
+    """Write one CSV row per learner: each notebook's score and language, ``total``,
+    ``max_total`` and ``status`` (``<id>: <status>`` of each notebook, from
+    ``autograde_report.csv``).
+
+    A notebook is one column whatever the language it was taken in (``06_rope`` and
+    ``06_rope_ko`` are graded alike and score alike); ``<id> language`` says which one the
+    learner submitted (``en``, ``ko``; empty when none). A learner who submitted both
+    gets the better score, and the language and status of that one.
+    """
+    from nbgrader.api import Gradebook
+
+    from helpers.i18n import split_assignment
+
+    if not db and not (course / "gradebook.db").exists():
+        raise ValueError(f"course has no gradebook.db yet (run autograde first): {course}")
+    ids = assignment_ids(course, ids)
+    ids = [i for i in ids if i in registered(course, db)]
+    bases = list(dict.fromkeys(split_assignment(i)[0] for i in ids))
+    with Gradebook(db_url(course, db), course_id(course)) as gb:
+        students = sorted(s.id for s in gb.students)
+    by_notebook, notebook_maxima = notebook_scores(course, ids, students, db)
+    taken = {(student, assignment) for student, assignment, _nb in by_notebook}  # submitted
+    scores, maxima = by_assignment(by_notebook, notebook_maxima, ids, students)
+    status = statuses(course, students, ids)
+    base_max = {}
+    for assignment in ids:
+        base_max.setdefault(split_assignment(assignment)[0], maxima[assignment])
+    rows = []
+    for student in students:
+        row: dict = {"student_id": student}
+        said = []
+        for base in bases:
+            best = None
+            for assignment in ids:
+                if split_assignment(assignment)[0] != base or (student, assignment) not in taken:
+                    continue
+                if best is None or scores[student][assignment] > scores[student][best]:
+                    best = assignment
+            row[base] = round(scores[student][best], 6) if best else 0.0
+            row[f"{base} language"] = split_assignment(best)[1] if best else ""
+            variants = [a for a in ids if split_assignment(a)[0] == base]
+            shown = best or next(
+                (a for a in variants if status[(student, a)] != "missing"), variants[0]
+            )
+            said.append(f"{base}: {status[(student, shown)]}")
+        row["total"] = round(sum(row[b] for b in bases), 6)
+        row["max_total"] = round(sum(base_max.values()), 6)
+        row["status"] = "; ".join(said)
+        rows.append(row)
+    fields = ["student_id", *[f for b in bases for f in (b, f"{b} language")], "total"]
+    fields += ["max_total", "status"]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+    return rows

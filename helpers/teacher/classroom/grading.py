@@ -1,0 +1,524 @@
+"""Grading a class: every submission autograded, several learners at once, with a progress bar.
+
+``autograde`` runs ``jobs`` worker processes (default: the number of cores). Each worker
+loads nbgrader once and grades one (learner, assignment) at a time through nbgrader's own
+``NbGraderAPI.autograde``, in which the learner's kernel runs in the grading sandbox
+(``helpers.teacher.sandbox``). All workers write to the one sqlite ``gradebook.db``: its writes
+are short transactions, sqlite's busy timeout is raised to two minutes through the database
+URL, and a grading that still meets ``database is locked`` is retried. A learner's failure (a
+corrupt notebook, a renamed file, a dead worker) is isolated: that notebook scores zero, the
+problem is one line of the summary, and everything else is graded. Each notebook's status
+and the reason go to ``autograde_report.csv`` (``helpers.teacher.classroom.summary``).
+
+With ``scheduler``, the same ``grade_one`` runs on a Dask cluster instead of the local
+process pool (``helpers.teacher.classroom.cluster``). ``Progress`` draws the progress bar;
+``Tally`` counts what finished for it.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+import os
+import random
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from helpers.teacher import sandbox
+from helpers.teacher.classroom.course import (
+    assignment_ids,
+    course_id,
+    course_root,
+    db_url,
+    load_config,
+    source_notebooks,
+    venv_on_path,
+)
+from helpers.teacher.classroom.grades import by_assignment, notebook_scores
+from helpers.teacher.classroom.steps import register, wal
+from helpers.teacher.classroom.submissions import (
+    NOT_SUBMITTED,
+    Task,
+    check_submission,
+    inspect_submission,
+)
+from helpers.teacher.classroom.summary import REPORT_NAME, ClassReport
+
+RETRIES = 4
+
+
+LOCKED = "database is locked"
+
+
+_API = None
+
+
+_API_KEY: tuple[str, str] | None = None
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:
+    """Per connection: commits of a write-ahead-logged gradebook sync at checkpoints only."""
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def _lighter_nbgrader() -> None:
+    """Two costs of nbgrader's bookkeeping, cut in this grading process only.
+
+    - nbgrader opens a ``Gradebook`` (a new SQLAlchemy engine) about nine times per notebook,
+      and each new engine compiles every query again: one engine per database URL keeps the
+      compiled queries (``Gradebook.close`` still returns the connections);
+    - ``CheckCellMetadata`` validates each cell's metadata with ``jsonschema.validate``, which
+      checks the schema itself every time: a validator made once per schema checks the same.
+
+    What nbgrader reads, writes and decides is unchanged.
+    """
+    import jsonschema
+    import nbgrader.api
+    import nbgrader.nbgraderformat.common as nbformat_common
+    from sqlalchemy import create_engine, event
+
+    if getattr(nbgrader.api.create_engine, "shared", False):
+        return
+    engines: dict = {}
+
+    def shared_engine(url, *args, **kw):
+        key = (str(url), args, tuple(sorted(kw.items())))
+        if key not in engines:
+            engine = create_engine(url, *args, **kw)
+            if engine.dialect.name == "sqlite":
+                event.listen(engine, "connect", _sqlite_pragmas)
+            engines[key] = engine
+        return engines[key]
+
+    shared_engine.shared = True
+    nbgrader.api.create_engine = shared_engine
+
+    validators: dict = {}
+
+    class _Schemas:
+        """``jsonschema`` as ``nbgrader.nbgraderformat.common`` uses it, schema checked once."""
+
+        ValidationError = jsonschema.ValidationError
+
+        @staticmethod
+        def validate(instance, schema):
+            key = id(schema)
+            if key not in validators:
+                cls = jsonschema.validators.validator_for(schema)
+                cls.check_schema(schema)
+                validators[key] = (schema, cls(schema))  # keep schema alive: id stays unique
+            error = jsonschema.exceptions.best_match(validators[key][1].iter_errors(instance))
+            if error is not None:
+                raise error
+
+    nbformat_common.jsonschema = _Schemas
+
+
+def _worker_init(course: str, url: str, log: str | None = None) -> None:
+    """Each worker loads nbgrader and the course configuration once; with ``log``, what it
+    prints (nbgrader's log, warnings) goes to that file instead of the progress bar's stream."""
+    global _API, _API_KEY
+    if log is not None:
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+
+    from sqlalchemy.exc import SAWarning
+
+    warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader's own session warnings
+    venv_on_path()
+    _lighter_nbgrader()
+    os.chdir(course)
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    cfg = load_config(Path(course))
+    cfg.CourseDirectory.db_url = url
+    _API = NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg)
+    _API_KEY = (course, url)
+
+
+def _last_error(text: str) -> str:
+    """The most telling line of nbgrader's log: an exception line, else the first error."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    generic = ("error processing assignment", "There was an error", "Please see", "Traceback")
+    for ln in lines:
+        exc_line = "Error:" in ln or "Exception:" in ln
+        if not ln.startswith("[") and exc_line and "NbGraderException" not in ln:
+            return ln[:300]
+    for ln in lines:
+        if ln.startswith("[ERROR]") and not any(g in ln for g in generic):
+            return ln.removeprefix("[ERROR]").strip()[:300]
+    return "see nbgrader's log"
+
+
+# Transient database errors that a new attempt of the same grading gets past.
+TRANSIENT = (
+    LOCKED,
+    "could not serialize access",
+    "deadlock detected",
+    "UniqueViolation",
+    "UNIQUE constraint failed",
+)
+
+
+def _worker_grade(student: str, assignment: str) -> dict:
+    """Autograde one learner's assignment in this worker; retry when the database is busy."""
+    start = time.perf_counter()
+    result: dict = {}
+    attempt = 0
+    for attempt in range(1, RETRIES + 1):
+        result = _API.autograde(assignment, student, force=True, create=True)
+        text = (result.get("log") or "") + "\n" + (result.get("error") or "")
+        if result.get("success") or not any(t in text for t in TRANSIENT):
+            break
+        time.sleep(0.2 * attempt + random.random())
+    text = (result.get("log") or "") + "\n" + (result.get("error") or "")
+    return {
+        "ok": bool(result.get("success")),
+        "error": "" if result.get("success") else _last_error(text),
+        "attempts": attempt,
+        "seconds": time.perf_counter() - start,
+        "timeouts": _timeouts(text),
+    }
+
+
+def _timeouts(log: str) -> dict[str, str]:
+    """``notebook -> what was stopped`` from the lines of nbgrader's log that say learner
+    code ran past its time limit (``nbgrader_plugin.TIMED_OUT_LOG``)."""
+    from helpers.teacher.nbgrader_plugin import TIMED_OUT_LOG
+
+    found: dict[str, list[str]] = {}
+    for line in log.splitlines():
+        at = line.find(TIMED_OUT_LOG)
+        if at < 0:
+            continue
+        notebook, _, why = line[at + len(TIMED_OUT_LOG) :].partition(": ")
+        found.setdefault(notebook.strip(), []).append(why.strip())
+    return {nb: "; ".join(whys) + "; stopped, the rest was graded" for nb, whys in found.items()}
+
+
+def grade_one(course: str, url: str, student: str, assignment: str) -> dict:
+    """Autograde one (learner, assignment) in this process, loading nbgrader on first use.
+
+    What a Dask worker runs (``helpers.teacher.classroom.cluster``): the course folder must be at the
+    same path as on the client (a shared file system) and ``url`` reachable from here.
+    """
+    with _GRADE_LOCK:  # one grading at a time per process: nbgrader works in the cwd
+        if _API is None or _API_KEY != (course, url):
+            _worker_init(course, url)
+        return _worker_grade(student, assignment)
+
+
+_GRADE_LOCK = threading.Lock()
+
+
+class Progress:
+    """``autograde [#####.....] 37/100 learners  296/800 notebooks  1m40s  ~2m50s left``.
+
+    The time left comes from how long the finished notebooks took, and from how long those
+    being graded have run: a notebook still being graded never leaves ``0s``, and one that
+    runs far longer than the others is shown running instead of a guess.
+    """
+
+    SLOW = 3.0  # a notebook running this many times the mean is shown instead of a guess
+    QUIET_TICK_S = 10.0  # without a terminal, a line at most this often while nothing ends
+
+    def __init__(self, learners: int, tasks: int, stream=None, enabled: bool = True, jobs: int = 1):
+        self.learners, self.tasks, self.jobs = learners, tasks, max(1, jobs)
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = enabled
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.start = time.perf_counter()
+        self.durations: list[float] = []
+        self._last = -1.0
+
+    @staticmethod
+    def _clock(seconds: float) -> str:
+        seconds = max(0, round(seconds))
+        return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+
+    def _left(self, tasks_done: int, running: Sequence[float], now: float) -> str:
+        if tasks_done >= self.tasks:
+            return "~0s left"
+        if not tasks_done:
+            return "time left: measuring"
+        if self.durations and running:
+            mean = sum(self.durations) / len(self.durations)
+            ages = [now - t0 for t0 in running]
+            oldest = max(ages)
+            if oldest > max(self.SLOW * mean, 10.0):
+                slow = sum(a > max(self.SLOW * mean, 10.0) for a in ages)
+                return (
+                    f"time left unknown: {slow} notebook(s) running for {self._clock(oldest)} "
+                    f"(others take {mean:.1f} s)"
+                )
+            queued = self.tasks - tasks_done - len(running)
+            left = queued * mean / self.jobs + max(max(mean - a, 0.0) for a in ages)
+        else:  # no start times (a cluster): the pace so far
+            elapsed = now - self.start
+            left = elapsed / tasks_done * (self.tasks - tasks_done)
+        return f"~{self._clock(max(left, 1.0))} left"
+
+    def line(self, learners_done: int, tasks_done: int, running: Sequence[float] = ()) -> str:
+        """The progress line for these counts; ``running``: start times of the notebooks
+        being graded (``time.perf_counter()``)."""
+        now = time.perf_counter()
+        frac = tasks_done / self.tasks if self.tasks else 1.0
+        bar = "#" * round(20 * frac)
+        return (
+            f"autograde [{bar:<20}] {learners_done}/{self.learners} learners  "
+            f"{tasks_done}/{self.tasks} notebooks  {self._clock(now - self.start)}  "
+            f"{self._left(tasks_done, running, now)}"
+        )
+
+    def update(
+        self, learners_done: int, tasks_done: int, running: Sequence[float] = (), tick: bool = False
+    ) -> None:
+        """Redraw in place on a terminal; elsewhere print a line at most every 2 s (every
+        ``QUIET_TICK_S`` for a ``tick``: nothing finished)."""
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        final = tasks_done == self.tasks
+        if self.tty:
+            line = self.line(learners_done, tasks_done, running)
+            self.stream.write("\r\x1b[K" + line + ("\n" if final else ""))
+        elif final or now - self._last >= (self.QUIET_TICK_S if tick else 2.0):
+            self.stream.write(self.line(learners_done, tasks_done, running) + "\n")
+            self._last = now
+        self.stream.flush()
+
+
+class Tally:
+    """Counts finished tasks for the progress bar (a learner is done with their last task)."""
+
+    def __init__(self, tasks: list[Task], bar: Progress):
+        self.bar = bar
+        self.remaining: dict[str, int] = {}
+        for t in tasks:
+            self.remaining[t.student] = self.remaining.get(t.student, 0) + 1
+        self.done = 0
+        self.learners_done = 0
+        self.running: dict[int, float] = {}  # id(task) -> when its grading started
+        bar.update(0, 0)
+
+    def start(self, task: Task) -> None:
+        """``task`` is being graded from now on."""
+        self.running[id(task)] = time.perf_counter()
+
+    def stop(self, task: Task) -> None:
+        """``task`` is no longer being graded (its worker died: it is graded again later)."""
+        self.running.pop(id(task), None)
+
+    def tick(self) -> None:
+        """Redraw while nothing finishes (the clock and the time left move on)."""
+        self.bar.update(self.learners_done, self.done, list(self.running.values()), tick=True)
+
+    def finish(self, task: Task, out: dict) -> None:
+        """Record what grading ``task`` gave (``ok``, ``error``, ``attempts``, ``seconds``,
+        ``timeouts``)."""
+        task.ok, task.error = bool(out["ok"]), str(out["error"])
+        task.attempts, task.seconds = int(out["attempts"]), float(out["seconds"])
+        task.timeouts = dict(out.get("timeouts") or {})
+        self.stop(task)
+        if task.seconds > 0:
+            self.bar.durations.append(task.seconds)
+        self.done += 1
+        self.remaining[task.student] -= 1
+        self.learners_done += self.remaining[task.student] == 0
+        self.bar.update(self.learners_done, self.done, list(self.running.values()))
+
+
+def failed(error: str, attempts: int = 1) -> dict:
+    """What a grading that raised instead of returning counts as."""
+    return {"ok": False, "error": error, "attempts": attempts, "seconds": 0.0}
+
+
+def _submissions(course: Path, ids: list[str], students: Iterable[str] | None) -> list[Task]:
+    folder = course / "submitted"
+    found = sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+    chosen = list(students or found)
+    unknown = [s for s in chosen if s not in found]
+    if unknown:
+        raise ValueError(f"students must have a folder in {folder}, got {unknown!r}")
+    return [Task(s, a) for s in chosen for a in ids if not _took_other_language(folder / s, a)]
+
+
+def _took_other_language(learner: Path, assignment: str) -> bool:
+    """True when the learner did not submit ``assignment`` but the same notebook in another
+    language (``06_rope_ko`` for ``06_rope``): that one is graded, this one is not missing."""
+    from helpers.i18n import split_assignment
+
+    if (learner / assignment).is_dir() or not learner.is_dir():
+        return False
+    base = split_assignment(assignment)[0]
+    return any(
+        p.is_dir() and p.name != assignment and split_assignment(p.name)[0] == base
+        for p in learner.iterdir()
+    )
+
+
+LOG_NAME = "autograde.log"  # what nbgrader and the grading workers print during a run
+
+
+def autograde(
+    course: str | os.PathLike | None = None,
+    ids: Iterable[str] | None = None,
+    students: Iterable[str] | None = None,
+    jobs: int | None = None,
+    progress: bool = True,
+    stream=None,
+    db: str | None = None,
+    scheduler: str | None = None,
+) -> ClassReport:
+    """Autograde every learner's submissions, ``jobs`` at a time; never stops on one learner.
+
+    ``ids`` default to every assignment somebody submitted, ``students`` to everyone in
+    ``submitted/``, ``jobs`` to the number of cores. ``db`` is the gradebook's SQLAlchemy
+    URL (default: ``gradebook.db`` in the course). ``scheduler`` fans the grading out over a
+    Dask cluster (``tcp://host:8786``, or ``local:N`` for a LocalCluster of N workers)
+    instead of the local process pool (``helpers.teacher.classroom.cluster``).
+
+    Returns a ``ClassReport`` (``.summary()`` is what the command prints); the score, seed
+    and replay command of every notebook go to ``autograde_report.csv`` in the course.
+    A submission that is missing, renamed, corrupt or whose grading fails scores 0 with one
+    line saying why.
+    """
+    from helpers.teacher import seeds
+
+    course = course_root(course)
+    url = db_url(course, db)
+    ids = list(ids or [])
+    if not ids:  # every assignment somebody submitted
+        ids = [a for a in assignment_ids(course) if any(course.glob(f"submitted/*/{a}"))]
+    ids = assignment_ids(course, ids)
+    jobs = (os.cpu_count() or 1) if jobs is None else jobs
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
+    stream = stream if stream is not None else sys.stderr
+    note = sandbox.reason_unavailable()
+    if note:
+        if sandbox.policy() == "require":
+            raise sandbox.SandboxUnavailable(
+                f"{sandbox.ENV_POLICY}=require but the grading sandbox cannot run: {note}"
+            )
+        print(sandbox.warning_text(note), file=stream, flush=True)
+    start = time.perf_counter()
+    register(course, ids, db)
+    wal(course, db)
+    tasks = _submissions(course, ids, students)
+    key, cid = seeds.secret(course), course_id(course)  # the secret exists before any worker
+    runnable = []
+    for task in tasks:
+        task.seed = seeds.derive(key, cid, task.student, task.assignment)
+        task.notebooks = source_notebooks(course, task.assignment)
+        task.findings = check_submission(course, task.student, task.assignment)
+        task.problems = inspect_submission(course, task.student, task.assignment)
+        if task.problems == [NOT_SUBMITTED]:
+            task.error = "no submission"
+        else:
+            runnable.append(task)
+    _add_students(course, url, {t.student for t in runnable})
+    log = course / LOG_NAME
+    log.unlink(missing_ok=True)
+    bar = Progress(len({t.student for t in runnable}), len(runnable), stream, progress, jobs)
+    if scheduler:
+        from helpers.teacher.classroom import cluster
+
+        tally = Tally(runnable, bar)
+
+        def finish(index: int, result) -> None:
+            if isinstance(result, BaseException):
+                error = f"{type(result).__name__}: {result}"
+                result = failed(error, cluster.ALLOWED_FAILURES)
+            tally.finish(runnable[index], result)
+
+        calls = [(str(course), url, t.student, t.assignment) for t in runnable]
+        engine, jobs = cluster.run(scheduler, grade_one, calls, finish)
+    else:
+        engine = "local process pool"
+        _run_pool(course, url, runnable, jobs, Tally(runnable, bar), log)
+    per_notebook, nb_max = notebook_scores(course, ids, [t.student for t in tasks], db)
+    scores, maxima = by_assignment(per_notebook, nb_max, ids, [t.student for t in tasks])
+    for task in tasks:
+        if not task.ok:
+            scores.setdefault(task.student, {})[task.assignment] = 0.0
+    report = ClassReport(
+        tasks, scores, maxima, jobs, time.perf_counter() - start, not note, note, engine
+    )
+    report.notebook_scores, report.notebook_max, report.log_path = per_notebook, nb_max, log
+    report.write_csv(course / REPORT_NAME)
+    return report
+
+
+def _add_students(course: Path, url: str, students: Iterable[str]) -> None:
+    """Put the learners in the gradebook before the workers start: two workers grading one
+    learner's assignments at once would both create the learner (a UNIQUE violation)."""
+    from nbgrader.api import Gradebook
+
+    venv_on_path()
+    with Gradebook(url, course_id(course)) as gb:
+        for student in sorted(students):
+            gb.update_or_create_student(student)
+
+
+def _run_pool(
+    course: Path, url: str, tasks: list[Task], jobs: int, tally: Tally, log: Path | None = None
+) -> None:
+    """Grade ``tasks`` in ``jobs`` worker processes, no more tasks handed out than there are
+    workers (so each task's start is known to the progress bar)."""
+    pending = list(tasks)
+    for _round in range(2):  # a second round only for tasks whose worker died
+        if not pending:
+            break
+        lost: list[Task] = []
+        ctx = multiprocessing.get_context("spawn")
+        slots = min(jobs, len(pending))
+        with cf.ProcessPoolExecutor(
+            max_workers=slots,
+            mp_context=ctx,
+            initializer=_worker_init,
+            initargs=(str(course), url, None if log is None else str(log)),
+        ) as pool:
+            queue, running, broken = list(pending), {}, False
+            while running or (queue and not broken):
+                while queue and not broken and len(running) < slots:
+                    task = queue.pop(0)
+                    try:
+                        running[pool.submit(_worker_grade, task.student, task.assignment)] = task
+                    except cf.process.BrokenProcessPool:
+                        broken = True
+                        queue.insert(0, task)
+                        break
+                    tally.start(task)
+                done, _ = cf.wait(list(running), timeout=1.0, return_when=cf.FIRST_COMPLETED)
+                if not done:
+                    tally.tick()
+                for fut in done:
+                    task = running.pop(fut)
+                    try:
+                        out = fut.result()
+                    except cf.process.BrokenProcessPool:
+                        tally.stop(task)
+                        lost.append(task)
+                        broken = True
+                        continue
+                    except Exception as exc:  # noqa: BLE001  (report it, never stop the class)
+                        out = failed(f"{type(exc).__name__}: {exc}")
+                    tally.finish(task, out)
+            lost += queue if broken else []
+        pending = lost
+        if pending and _round == 0:
+            jobs = 1  # whatever killed a worker, grade the rest one at a time
+    for task in pending:
+        tally.finish(task, failed("the grading worker died", 2))

@@ -1,0 +1,167 @@
+"""The class report of an autograde run: the summary it prints and ``autograde_report.csv``.
+
+``ClassReport.summary`` is what ``python -m helpers autograde`` prints at the end (its counts
+are the progress bar's); ``ClassReport.write_csv`` writes one row per (learner, assignment,
+notebook) with its status, reason, score, seed and replay command (``REPORT_COLUMNS``);
+``read_report`` reads such a file back.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from helpers.teacher import sandbox
+from helpers.teacher.classroom.submissions import NOT_SUBMITTED, STATUSES, Task
+
+REPORT_NAME = "autograde_report.csv"
+
+
+@dataclass
+class ClassReport:
+    """The outcome of ``autograde``: per-learner scores, statuses, timings, seeds."""
+
+    tasks: list[Task]
+    scores: dict[str, dict[str, float]]
+    max_scores: dict[str, float]
+    jobs: int
+    seconds: float
+    sandboxed: bool
+    sandbox_note: str
+    engine: str = "local process pool"
+    report_path: Path | None = None
+    notebook_scores: dict[tuple[str, str, str], float] = field(default_factory=dict)
+    notebook_max: dict[tuple[str, str], float] = field(default_factory=dict)
+    log_path: Path | None = None
+
+    def failures(self) -> list[str]:
+        """One line per problem: learner, assignment, what happened, what it scored."""
+        lines = []
+        for t in self.tasks:
+            where = f"{t.student} {t.assignment}"
+            if t.problems == [NOT_SUBMITTED]:
+                lines.append(f"{where}: not submitted; scored 0")
+            elif not t.ok:
+                said = "; ".join(t.problems) if t.problems else "grading failed"
+                lines.append(f"{where}: {said} (nbgrader: {t.error}); scored 0")
+            else:
+                lines += [f"{where}: {p}" for p in t.problems]
+                lines += [f"{where}: {nb}: timed out: {why}" for nb, why in t.timeouts.items()]
+        return lines
+
+    def submitted(self) -> list[Task]:
+        """The tasks with a submitted folder: what the progress bar counts."""
+        return [t for t in self.tasks if t.problems != [NOT_SUBMITTED]]
+
+    def summary(self) -> str:
+        """The class summary printed at the end of ``autograde``.
+
+        Its counts are the progress bar's: the submitted (learner, assignment) pairs, called
+        notebooks; those with nothing submitted are counted apart."""
+        submitted = self.submitted()
+        n_learners = len({t.student for t in submitted})
+        ok = sum(t.ok for t in submitted)
+        lines = []
+        if not self.sandboxed:
+            lines.append(sandbox.warning_text(self.sandbox_note))
+        else:
+            lines.append(
+                "sandbox: every learner's answer cells ran in bubblewrap (helpers.teacher.sandbox)"
+            )
+        lines.append(
+            f"graded {ok}/{len(submitted)} notebooks of {n_learners} learners in "
+            f"{self.seconds:.1f} s with {self.jobs} parallel job(s) ({self.engine})"
+        )
+        counts = {s: 0 for s in STATUSES}
+        for t in submitted:
+            counts[t.status()] += 1
+        said = ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "none"
+        status = f"status of the {len(submitted)} submitted: {said}"
+        absent = len(self.tasks) - len(submitted)
+        if absent:
+            status += f"; {absent} not submitted (missing, scored 0)"
+        lines.append(status)
+        if self.report_path is not None:
+            lines.append(
+                f"status, scores, seeds and replay commands of every notebook: {self.report_path}"
+            )
+        if self.log_path is not None and self.log_path.exists() and self.log_path.stat().st_size:
+            lines.append(f"messages of nbgrader and the grading workers: {self.log_path}")
+        failures = self.failures()
+        if failures:
+            lines.append(f"{len(failures)} problem(s):")
+            lines += [f"  {line}" for line in failures]
+        else:
+            lines.append("no problems")
+        return "\n".join(lines)
+
+    def rows(self) -> list[dict]:
+        """One row per (learner, assignment, notebook) of ``REPORT_COLUMNS``."""
+        rows = []
+        for t in self.tasks:
+            for found in t.outcome():
+                key = (t.student, t.assignment, found.notebook)
+                readable = found.status not in ("missing", "unreadable")
+                replay = t.replay(found.notebook)
+                score = self.notebook_scores.get(key, 0.0) if t.ok else 0.0
+                rows.append(
+                    {
+                        "student_id": t.student,
+                        "assignment": t.assignment,
+                        "notebook": found.notebook,
+                        "status": found.status,
+                        "reason": found.reason,
+                        "score": round(score, 6),
+                        "max_score": round(
+                            self.notebook_max.get((t.assignment, found.notebook), 0.0), 6
+                        ),
+                        "graded": int(t.ok),
+                        "seed": "" if t.seed is None else t.seed,
+                        "replay": "" if t.seed is None or not readable else replay,
+                    }
+                )
+        return rows
+
+    def write_csv(self, path: Path) -> Path:
+        """Write ``rows()`` to ``path``, keeping the rows of the (learner, assignment) pairs
+        this run did not grade (an earlier run's, for another assignment or learner)."""
+        done = {(t.student, t.assignment) for t in self.tasks}
+        kept = [r for r in read_report(path) if (r["student_id"], r["assignment"]) not in done]
+        rows = sorted(
+            kept + self.rows(), key=lambda r: (r["student_id"], r["assignment"], r["notebook"])
+        )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(
+                fh, fieldnames=REPORT_COLUMNS, restval="", extrasaction="ignore"
+            )
+            writer.writeheader()
+            writer.writerows(rows)
+        self.report_path = path
+        return path
+
+
+REPORT_COLUMNS = [
+    "student_id",
+    "assignment",
+    "notebook",
+    "status",
+    "reason",
+    "score",
+    "max_score",
+    "graded",
+    "seed",
+    "replay",
+]
+
+
+def read_report(path: Path) -> list[dict]:
+    """The rows of an ``autograde_report.csv`` (none when there is no such file)."""
+    if not path.is_file():
+        return []
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    for row in rows:  # a report written before notebooks had rows of their own
+        row.setdefault("notebook", row.get("assignment", ""))
+    return rows
