@@ -1,8 +1,8 @@
 """A class on a real JupyterHub of this machine, in headless Chromium.
 
-``helpers.teacher.classroom.hub`` starts the course's hub (PAM accounts of a roster, the local process
-spawner, nbgrader's groups, the learner environment) for a teacher and three learners
-whose accounts are named under a prefix of this test; then, through the browser:
+``helpers.teacher.classroom.hub`` starts the course's hub (PAM accounts of a roster, the
+local process spawner, nbgrader's groups, the learner environment) for a teacher and three
+learners whose accounts are named under a prefix of this test; then, through the browser:
 
 1. the teacher logs in and, in the Formgrader (a tab of its own), generates and releases
    ``01_order``;
@@ -10,14 +10,16 @@ whose accounts are named under a prefix of this test; then, through the browser:
    notebook (one right, one with the catalogued mistake "missing 1/sqrt(d_k)", one
    unfinished), answers the written question when the notebook has one, runs every cell
    (the self-check is the last), saves and submits;
-3. the teacher collects (Formgrader), autogrades with ``python -m helpers autograde`` as
+3. the hub is stopped and started again: the same passwords log in, the release and the
+   submissions are still there;
+4. the teacher collects (Formgrader), autogrades with ``python -m helpers autograde`` as
    their own account, comments on every submission in the Formgrader, grades the written
    answers and overrides one score, and releases the feedback (``python -m helpers
    feedback``);
-4. each learner fetches the feedback and opens it: their verdicts and the teacher's comment,
+5. each learner fetches the feedback and opens it: their verdicts and the teacher's comment,
    no hidden test;
-5. ``grades.csv`` holds the manual scores;
-6. each learner's own account cannot read another learner's files, submissions or fetched
+6. ``grades.csv`` holds the manual scores;
+7. each learner's own account cannot read another learner's files, submissions or fetched
    feedback, nor the course folder, the gradebook, the secret or the passwords.
 
 Screenshots of every step go to ``artifacts/hub/``; the steps' times are printed and written
@@ -31,6 +33,7 @@ import csv
 import inspect
 import os
 import pwd
+import re
 import secrets
 import shutil
 import subprocess
@@ -42,6 +45,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from helpers.teacher.checks.order import M_ATTENTION_UNSCALED as MISTAKE
 from helpers.teacher.classroom import hub as hubmod
 from tests import classroom_kit as kit
 from tests import rehearsal
@@ -231,9 +235,7 @@ def _written_cells(nb) -> list[int]:
 
 def _mistake_answer() -> str:
     """The catalogued mistake "missing 1/sqrt(d_k)" as a learner would write it."""
-    from helpers.teacher.checks import order
-
-    lines = inspect.getsource(order.attention_unscaled).splitlines()
+    lines = inspect.getsource(MISTAKE.impl).splitlines()
     code = "\n".join(ln for ln in lines if '"""' not in ln)  # its docstring names it
     return code.replace("def attention_unscaled(", "def attention(").replace(
         "ref.softmax(", "softmax("
@@ -256,6 +258,12 @@ RUN_DONE_JS = """() => {
     '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')].map(e => e.innerText);
   return prompts.some(t => /\\d/.test(t)) && !prompts.some(t => t.includes('*'));
 }"""
+
+
+# Every code cell's prompt has its execution count.
+ALL_RUN_JS = """() => [...document.querySelectorAll(
+    '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')]
+    .every(e => /\\[\\d+\\]/.test(e.innerText))"""
 
 
 def _type_into(page, cell, text: str) -> None:
@@ -291,24 +299,23 @@ def _learner_works(browser, cls, learner: str) -> str:
             gid = cell.metadata.get("nbgrader", {}).get("grade_id")
             if gid in answers:
                 _type_into(page, cells.nth(i), answers[gid])
-        for i in _written_cells(nb):
+        for i in _written_cells(nb) if learner != PART else ():  # PART leaves it unwritten
             cells.nth(i).dblclick()
-            _type_into(page, cells.nth(i), WRITTEN if learner != PART else "")
+            _type_into(page, cells.nth(i), WRITTEN)
         page.keyboard.press("Escape")
         page.get_by_role("menuitem", name="Run").first.click()
         page.get_by_text("Run All Cells", exact=True).first.click()
-        page.wait_for_function(RUN_DONE_JS)  # Run All stops at a failing cell
-        last = len(nb.cells) - 1 - [c.cell_type for c in nb.cells][::-1].index("code")
-        check = cells.nth(last)
+        page.wait_for_function(RUN_DONE_JS)
+        # Run All stops at a failing cell: the learner runs each cell left, one by one
+        code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+        for i in code:
+            if not re.search(r"\d", cells.nth(i).locator(".jp-InputPrompt").inner_text()):
+                cells.nth(i).scroll_into_view_if_needed()
+                cells.nth(i).locator(".cm-content").first.click()
+                page.keyboard.press("Control+Enter")
+        page.wait_for_function(ALL_RUN_JS)
+        check = cells.nth(code[-1])  # the self-check
         check.scroll_into_view_if_needed()
-        before = check.locator(".jp-InputPrompt").inner_text()
-        check.locator(".cm-content").first.click()
-        page.keyboard.press("Control+Enter")  # the self-check, also after a failing cell
-        page.wait_for_function(
-            "([el, before]) => { const t = el.querySelector('.jp-InputPrompt').innerText;"
-            " return t !== before && /\\[\\d+\\]/.test(t); }",
-            arg=[check.element_handle(), before],
-        )
         verdict = check.locator(".jp-OutputArea").inner_text()
         _shot(page, f"2-{learner}-self-check")
         page.keyboard.press("Control+s")
@@ -447,16 +454,35 @@ def test_a_class_on_the_hub(cls, browser):
     for learner in LEARNERS:
         with TIMES.step(f"learner {learner}: fetch, answer, self-check, submit"):
             verdicts[learner] = _learner_works(browser, cls, learner)
+    functions = [g.removeprefix("answer_") for g in _answers(RIGHT)]
     for learner, verdict in verdicts.items():
         print(f"\nself-check of {learner}:\n{verdict}")
-        assert verdict.strip(), f"the self-check of {learner} printed nothing"
         assert "BEGIN HIDDEN TESTS" not in verdict
+    table = {learner: _self_check_table(text, functions) for learner, text in verdicts.items()}
+    assert set(table[RIGHT].values()) == {"passed"}, table[RIGHT]
+    # the mistake is named; what calls attention is wrong with it, softmax is right
+    assert table[WRONG]["attention"] != "passed" and table[WRONG]["softmax"] == "passed"
+    assert MISTAKE.message in verdicts[WRONG] and MISTAKE.message not in verdicts[RIGHT]
+    done = [g.removeprefix("answer_") for g in PART_WRITES]
+    assert all(table[PART][f] == "passed" for f in done), table[PART]
+    assert all(table[PART][f] != "passed" for f in functions if f not in done), table[PART]
+
+    with TIMES.step("hub: stopped and started again (make hub-stop, make hub)"):
+        port = int(cls["url"].rsplit(":", 1)[1])
+        assert hubmod.stop(hub), "the hub ran"
+        assert hubmod.running_pid(hub) is None
+        assert hubmod.start(hub, cls["members"], port, ids=[ASSIGNMENT]) == cls["url"]
 
     with TIMES.step("teacher: Formgrader collect; python -m helpers autograde"):
         page = _login(browser, cls, TEACHER)
         _formgrader(page, cls)
-        page.locator(f"tr:has(td.name[data-order='{ASSIGNMENT}']) td.collect a").click()
+        row = page.locator(f"tr:has(td.name[data-order='{ASSIGNMENT}'])")
+        assert row.locator("td.status").inner_text().strip() == "released", "kept: released"
+        row.locator("td.collect a").click()
         _modal_ok(page, "Success")
+        page.reload()
+        row.locator("td.num-submissions").get_by_text(str(len(LEARNERS))).wait_for()
+        _shot(page, "3-teacher-collected")
         page.context.close()
         summary = _as_teacher(cls, "autograde", ASSIGNMENT, "--jobs", "2", "--no-progress")
         _as_teacher(cls, "grades", "--out", str(course / "grades-auto.csv"))
@@ -487,7 +513,8 @@ def test_a_class_on_the_hub(cls, browser):
             f"{learner}'s feedback shows a hidden test"
         )
         assert "test_attention_scaled" in text, f"{learner}'s feedback lacks the verdicts"
-    assert "sqrt(d_k)" in feedback[WRONG], "the wrong learner's feedback names the mistake"
+    assert MISTAKE.message in feedback[WRONG], "the wrong learner's feedback names the mistake"
+    assert MISTAKE.message not in feedback[RIGHT]
 
     # grades.csv: the manual scores
     auto = _grades(course / "grades-auto.csv")
@@ -506,6 +533,20 @@ def test_a_class_on_the_hub(cls, browser):
     # access: nothing of the others, nor of the teacher
     readable = {what: users for what, users in denied.items() if users}
     assert not readable, f"learners could read: {readable}"
+
+
+def _self_check_table(text: str, functions: list[str]) -> dict[str, str]:
+    """``function -> verdict`` from the self-check's table (one line per function)."""
+    found, lines = {}, text.splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln.startswith("---")), len(lines))
+    for line in lines[start + 1 :]:
+        words = line.split()
+        if not words:
+            break  # the table ends; the details of each function follow
+        if len(words) >= 2 and words[0] in functions:
+            found[words[0]] = words[1]
+    assert set(found) == set(functions), f"the self-check lists {sorted(found)}:\n{text}"
+    return found
 
 
 def _grades(path: Path) -> dict[str, float]:

@@ -12,14 +12,18 @@
   are those of nbgrader's documentation for one course: ``formgrade-<course>`` (the
   teachers) and ``nbgrader-<course>`` (the learners), and a server role that may read its
   own user's groups (nbgrader's Assignments tab lists the courses from them).
-- **the teacher** grades in their own server, with the course's environment (this one):
+- **the teacher** grades in their own server, in the teachers' environment (this one, with
+  the course package, in ``teacher-env/``, which the first teacher's group alone may open):
   the course folder is a copy in the teacher's home (``~/<course id>``, mode 0700) with its
   gradebook and ``.grading_secret``; the Formgrader opens in a browser tab of its own,
   ``/user/<teacher>/formgrader`` (JupyterHub forbids frames of a single-user server).
-- **the learners** work in the learner environment: a virtual environment with the learner
-  build of ``helpers`` (``learner_build``: no reference, no checks, no secret), nbgrader's
+- **the learners** work in the learner environment (``learner-env/``): the learner build of
+  ``helpers`` (``learner_build``: no reference, no checks, no secret), nbgrader's
   Assignments tab and validation, and neither the Formgrader nor the assignment creator.
-  Its third-party packages are this environment's (hard links: no download).
+- **both environments** are virtual environments with this environment's third-party
+  packages (hard links: no download), built anew at each start, on this same interpreter
+  where every account may run it (a copy in ``python/`` when it lives in a folder closed to
+  others, such as root's pyenv).
 - **the exchange** is ``exchange/`` of the hub's folder, writable by everyone as nbgrader
   requires; nbgrader gives its inbound, outbound and feedback folders their own modes.
 
