@@ -153,11 +153,16 @@ def cls():
         yield {"hub": hub, "url": url, "passwords": passwords, "members": members}
     finally:
         print("\nsteps of the class on the hub:\n" + TIMES.table())
+        start = time.monotonic()
         try:
             hubmod.stop(hub)
         finally:
             hubmod.remove_accounts([m.id for m in members])
             shutil.rmtree(state, ignore_errors=True)
+            print(
+                f"clean-up (hub stopped, accounts and files removed): "
+                f"{time.monotonic() - start:.1f} s"
+            )
 
 
 @pytest.fixture(scope="module")
@@ -467,10 +472,11 @@ def test_a_class_on_the_hub(cls, browser):
     assert all(table[PART][f] == "passed" for f in done), table[PART]
     assert all(table[PART][f] != "passed" for f in functions if f not in done), table[PART]
 
-    with TIMES.step("hub: stopped and started again (make hub-stop, make hub)"):
+    with TIMES.step("hub: stopped (make hub-stop)"):
         port = int(cls["url"].rsplit(":", 1)[1])
         assert hubmod.stop(hub), "the hub ran"
         assert hubmod.running_pid(hub) is None
+    with TIMES.step("hub: started again (make hub)"):
         assert hubmod.start(hub, cls["members"], port, ids=[ASSIGNMENT]) == cls["url"]
 
     with TIMES.step("teacher: Formgrader collect; python -m helpers autograde"):

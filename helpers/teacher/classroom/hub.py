@@ -21,11 +21,9 @@
   ``helpers`` (``learner_build``: no reference, no checks, no secret), nbgrader's
   Assignments tab and validation, and neither the Formgrader nor the assignment creator.
 - **both environments** are virtual environments with this environment's third-party
-  packages (hard links: no download), built anew at each start, on this same interpreter
-  where every account may run it (a copy in ``python/`` when it lives in a folder closed to
-  others, such as root's pyenv).
-- **the exchange** is ``exchange/`` of the hub's folder, writable by everyone as nbgrader
-  requires; nbgrader gives its inbound, outbound and feedback folders their own modes.
+  packages (symbolic or hard links: no download), built anew at each start, on this same
+  interpreter where every account may run it (a copy in ``python/`` when it lives in a
+  folder closed to others, such as root's pyenv).
 
 Everything of the hub lives in its folder (``--state``, default ``/srv/<course id>``): the
 hub's database (users, groups, servers), its cookie secret, the proxy's pid, the learner
@@ -398,7 +396,12 @@ def shared_python(hub: Hub) -> Path:
         copy,
         copy_function=os.link,
         symlinks=True,
-        ignore=lambda folder, names: names if Path(folder) == site else [],
+        # neither the installed packages (the environments bring them) nor Python's own tests
+        ignore=lambda folder, names: (
+            names
+            if Path(folder) == site
+            else [n for n in names if Path(folder) == site.parent and n == "test"]
+        ),
     )
     real = base.resolve()
     inside = copy / real.relative_to(Path(sys.base_prefix).resolve())
@@ -410,7 +413,7 @@ def shared_python(hub: Hub) -> Path:
 
 def clone_environment(hub: Hub, dest: Path, keep_course: bool) -> Path:
     """A virtual environment at ``dest`` on ``shared_python(hub)`` with this environment's
-    packages (hard links into its ``site-packages``: no download), its Jupyter data and
+    packages (links into its ``site-packages``: no download), its Jupyter data and
     configuration and its scripts (their interpreter line rewritten). ``keep_course``
     keeps this environment's course package (the teacher's); else it is left out."""
     prefix = Path(sys.prefix)
@@ -420,10 +423,16 @@ def clone_environment(hub: Hub, dest: Path, keep_course: bool) -> Path:
     version = f"python{sys.version_info.major}.{sys.version_info.minor}"
     src = prefix / "lib" / version / "site-packages"
     site = dest / "lib" / version / "site-packages"
+    # symbolic links where every account may follow them (a few hundred entries), else hard
+    # links of every file: the teachers' environment always, since the grading sandbox
+    # shows a process its own environment and not what links outside it point to
+    linked = not keep_course and _open_to_all(src)
     for entry in src.iterdir():
         if not keep_course and TEACHER_FILES.match(entry.name):
             continue
-        if entry.is_dir() and not entry.is_symlink():
+        if linked and entry.name != "__pycache__":
+            (site / entry.name).symlink_to(entry)
+        elif entry.is_dir() and not entry.is_symlink():
             shutil.copytree(entry, site / entry.name, copy_function=os.link, symlinks=True)
         else:
             os.link(entry, site / entry.name, follow_symlinks=False)
@@ -603,6 +612,8 @@ c.Spawner.ip = "127.0.0.1"
 c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 120
+# a server stops at the hub's first signal (not after its 5 s "Shut down? (y/[n])" prompt)
+c.Spawner.args = ["--ServerApp.answer_yes=True"]
 
 
 def pre_spawn_hook(spawner):
@@ -645,14 +656,27 @@ def exchange(hub: Hub) -> Path:
 # --------------------------------------------------------------------------- start, stop
 
 
+def _gone(pid: int) -> bool:
+    """The process has ended (reaped here when it is a child of this process)."""
+    try:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return True
+    except ChildProcessError:
+        pass  # not a child of this process
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return True
+    return False
+
+
 def running_pid(hub: Hub) -> int | None:
     """The pid of the hub's JupyterHub when it runs."""
     try:
         pid = int(hub.pid_file.read_text().strip())
-        os.kill(pid, 0)
     except (OSError, ValueError):
         return None
-    return pid
+    return None if _gone(pid) else pid
 
 
 def start(
@@ -712,13 +736,15 @@ def stop(hub: Hub, timeout: float = 60) -> bool:
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except OSError:
+        if _gone(pid):
             break
         time.sleep(0.1)
-    else:
+    else:  # the hub did not stop: kill it, and its proxy (the servers die with their users')
         os.kill(pid, signal.SIGKILL)
+        try:
+            os.kill(int((hub.hub_dir / "proxy.pid").read_text().strip()), signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
     hub.pid_file.unlink(missing_ok=True)
     return True
 
