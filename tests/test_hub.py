@@ -600,10 +600,13 @@ def _access_checks(cls) -> dict[str, list[str]]:
         check("the grades", learner, "cat", str(course / "grades.csv"))
         check("the passwords", learner, "cat", str(hub.passwords))
         check("the teachers' environment", learner, "ls", str(hub.teacher_env))
+        python = str(hub.learner_env / "bin" / "python")
+        check("the reference and the checks", learner, python, "-c", "import helpers.teacher")
         # and what a learner must reach: their own work and the released assignment
         own = Path(pwd.getpwnam(learner).pw_dir) / "positional-encodings" / ASSIGNMENT
         assert _can_read(learner, "cat", str(own / f"{ASSIGNMENT}.ipynb")), learner
         assert _can_read(learner, "ls", str(exchange / "outbound" / ASSIGNMENT)), learner
+        assert _can_read(learner, python, "-c", "import helpers.grader, nbgrader"), learner
     return found
 
 
