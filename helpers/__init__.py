@@ -7,6 +7,9 @@ Importing this package has no side effects. Modules, one job each:
 - ``helpers.plots``: static figures; ``helpers.widgets``: one explorer per notebook
 - ``helpers.grader``: ``grade`` and ``self_check``, as the notebooks call them
 - ``helpers.session``: ``start()``, the first cell: Run All goes on past an unwritten exercise
+  and a failed visible test, tracebacks at the failing line
+- ``helpers.came_back``: what a failed visible assert compared, next to what was expected
+- ``helpers.report``: the self-check's table (rows as plain data, wrapped messages)
 - ``helpers.reference``: the reference maths of every graded function, by spec name
   (``from helpers.reference import apply_rope``; the teacher's installation only)
 - ``helpers.cli``: ``python -m helpers ...``

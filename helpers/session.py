@@ -1,48 +1,176 @@
-"""A learner's notebook session: Run All goes on past an exercise that is not written yet.
+"""A learner's notebook session: Run All goes on past an unwritten exercise and a failed test.
 
 ``helpers.start()``, in each notebook's first cell, prints the versions and, in a learner's
-IPython kernel, lets every later cell carry on when it meets an unwritten exercise:
+IPython kernel, lets every later cell carry on when it meets an unwritten exercise or a
+visible test that fails:
 
 - a cell that calls a function whose body still raises ``NotImplementedError`` stops
   there, says which function is missing, and the notebook goes on with the next cell;
 - what the stopped cell assigned is removed (it is half done at best), and a later cell
-  that needs it (``NameError``) says so too, instead of stopping Run All.
+  that needs it (``NameError``) says so too, instead of stopping Run All;
+- a visible test that fails (a failed ``assert`` in any cell, or any error in a test cell,
+  ``test_...``) shows its traceback as usual, says that the notebook goes on, and the
+  next cell runs: "Run All" reaches the self-check in the last cell.
 
-Every other error stops the notebook as usual (a wrong answer's failed assert is news the
-learner needs). While nbgrader validates or autogrades (``NBGRADER_EXECUTION`` is set)
-nothing changes: a missing function fails its tests as before.
+Tracebacks keep the line that failed: each top-level statement of a cell is guarded on
+its own, and the guard's code carries that statement's line. Every other error stops the
+notebook as usual; the cell that stopped it is remembered (``last_stop``), so that the
+self-check can say which cell a run stopped at. While nbgrader validates or autogrades
+(``NBGRADER_EXECUTION`` is set) nothing changes: a missing function or a failed assert
+fails its test as before.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import os
+import sys
+from dataclasses import dataclass
 
 import helpers
+from helpers import came_back
 from helpers.i18n import tr
 
-__all__ = ["CarryOn", "not_written", "start"]
+__all__ = ["CarryOn", "Stop", "failed_tests", "last_stop", "not_written", "start"]
 
 # The names a stopped cell did not get to assign (they are explained, not reported as typos).
 _UNSET: dict[str, str] = {}
 _GUARD = "__pe_carry_on__"
+_GO = "__pe_go__"  # False once a statement of the running cell was carried past
+_RESULT = "__pe_result__"
+
+
+@dataclass(frozen=True)
+class Stop:
+    """A cell that stopped with an error, or a visible test that failed."""
+
+    count: int | None  # its execution count, ``[12]``
+    cell: str  # its first line, cut to fit
+    error: str  # "AssertionError: expected ..."
+    cell_id: str | None = None
+
+    def where(self) -> str:
+        """``cell [12] (its first line)``, or without the count when it is unknown."""
+        if self.count is None:
+            return tr("the cell {cell}", cell=self.cell)
+        return tr("cell [{count}] ({cell})", count=self.count, cell=self.cell)
+
+    def short(self) -> str:
+        """``cell [12]``, or ``where()`` when the count is unknown."""
+        if self.count is None:
+            return self.where()
+        return tr("cell [{count}]", count=self.count)
+
+
+# The running cell (its id, when the front end sends one, its count and source), the last
+# cell that stopped with an error, and the visible tests that failed, by tested function.
+_STATE: dict = {
+    "cell_id": None,
+    "count": None,
+    "source": "",
+    "carried": False,
+    "stop": None,
+    "failed": {},
+}
 
 
 def start() -> None:
     """The first cell of every notebook: print the versions; in a learner's kernel, carry on.
 
+    While nbgrader validates (the Validate button), a failed assert still fails its cell,
+    and its traceback says what came back too. While nbgrader autogrades, nothing is added.
     Calling it again does not add a second hook.
     """
     helpers.print_versions()
-    if os.environ.get("NBGRADER_EXECUTION"):
+    mode = os.environ.get("NBGRADER_EXECUTION")
+    if mode and mode != "validate":
         return
     try:
         shell = get_ipython()
     except NameError:
         return
+    if mode == "validate":
+        if AssertionError not in shell.custom_exceptions:
+            shell.set_custom_exc((AssertionError,), _explained)
+            _watch(shell)
+        return
     if not any(isinstance(t, CarryOn) for t in shell.ast_transformers):
         shell.ast_transformers.append(CarryOn())
-        shell.user_ns[_GUARD] = __import__(__name__, fromlist=["not_written"])
+        shell.user_ns[_GUARD] = sys.modules[__name__]
+        _watch(shell)
+
+
+def _watch(shell) -> None:
+    shell.events.register("pre_run_cell", _pre_run_cell)
+    shell.events.register("post_run_cell", _post_run_cell)
+
+
+def _explained(shell, etype, value, tb, tb_offset=None) -> list[str]:
+    """While nbgrader validates: a failed assert's traceback, then what came back.
+
+    IPython's handler of ``set_custom_exc`` shows what it is given: the traceback as
+    IPython draws it, with the lines of ``_failed`` under it (the cell still failed).
+    """
+    stb = shell.InteractiveTB.structured_traceback(etype, value, tb, tb_offset=tb_offset)
+    stb = [*stb, *_failed(value, shell.user_ns)]
+    shell._showtraceback(etype, value, stb)
+    return stb
+
+
+def last_stop() -> Stop | None:
+    """The last cell that stopped with an error in this kernel (Run All stops there)."""
+    return _STATE["stop"]
+
+
+def failed_tests() -> dict[str, Stop]:
+    """The visible tests that failed (and have not passed since), by the function they test."""
+    return dict(_STATE["failed"])
+
+
+def _pre_run_cell(info) -> None:
+    _STATE.update(
+        cell_id=getattr(info, "cell_id", None),
+        count=None,  # known once it ran (``_post_run_cell``)
+        source=info.raw_cell or "",
+        carried=False,
+    )
+
+
+def _post_run_cell(result) -> None:
+    error = result.error_in_exec or result.error_before_exec
+    name = _tested_name(_STATE["source"]) or ""
+    failed = _STATE["failed"].get(name)
+    if failed is not None and failed.count is None:  # failed now: the count shown, In [11]
+        _STATE["failed"][name] = dataclasses.replace(failed, count=result.execution_count)
+    elif error is None and not _STATE.get("carried"):  # a test that passes now
+        _STATE["failed"].pop(name, None)
+    if error is None:
+        return
+    _STATE["stop"] = Stop(
+        result.execution_count, _first_line(_STATE["source"]), _said(error), _STATE["cell_id"]
+    )
+
+
+def _first_line(source: str, limit: int = 60) -> str:
+    line = next((ln.strip() for ln in source.splitlines() if ln.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _said(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    if len(text) > 160:
+        text = text[:159] + "…"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _tested_name(source: str) -> str | None:
+    """The function a test cell tests, as its docstring names it: ``\"\"\"apply_rope: ...``."""
+    first = _first_line(source, limit=200).strip("\"'")
+    name = first.split(":", 1)[0].strip() if ":" in first else ""
+    if name.isidentifier():
+        return name
+    return None
 
 
 def _stopped_at(exc: BaseException) -> str | None:
@@ -54,6 +182,64 @@ def _stopped_at(exc: BaseException) -> str | None:
             name = code.co_name
         tb = tb.tb_next
     return name
+
+
+def _is_test_cell() -> bool:
+    return str(_STATE["cell_id"] or "").startswith("test_")
+
+
+def _carries(exc: BaseException) -> bool:
+    """Whether a cell may carry on past ``exc``: an unwritten exercise or its aftermath, a
+    failed assert, or any error of a visible test."""
+    if isinstance(exc, NotImplementedError):
+        return True
+    if isinstance(exc, NameError) and getattr(exc, "name", None) in _UNSET:
+        return True
+    return isinstance(exc, AssertionError) or (isinstance(exc, Exception) and _is_test_cell())
+
+
+def carry_on(exc: BaseException, assigned: list[str]) -> None:
+    """The guard of a statement met ``exc`` and carries on (``_carries``): say what happened."""
+    if isinstance(exc, NotImplementedError) or (
+        isinstance(exc, NameError) and getattr(exc, "name", None) in _UNSET
+    ):
+        not_written(exc, assigned)
+        _STATE["carried"] = True
+    else:
+        failed_test(exc)
+
+
+def failed_test(exc: BaseException) -> None:
+    """A visible test failed: show its traceback, say the notebook goes on, remember it."""
+    try:
+        shell = get_ipython()
+    except NameError:
+        shell = None
+    if shell is not None:
+        shell.showtraceback()
+    else:  # pragma: no cover - only IPython installs the guard
+        print(_said(exc), file=sys.stderr)
+    for line in _failed(exc, shell.user_ns if shell is not None else {}):
+        print(line)
+    print(
+        tr(
+            "[this test failed (see above). The notebook goes on, so that the self-check at "
+            "the end runs; nbgrader's validation (the Validate button) still fails this test "
+            "until it passes.]"
+        )
+    )
+    _STATE["carried"] = True
+
+
+def _failed(exc: BaseException, namespace) -> list[str]:
+    """A visible test failed: remember it; what came back, and which callee failed first."""
+    source = _STATE["source"]
+    name = _tested_name(source)
+    extra = came_back.came_back(exc, source)
+    if name:
+        extra += came_back.callee_first(name, namespace, _STATE["failed"])
+        _STATE["failed"][name] = Stop(None, _first_line(source), _said(exc), _STATE["cell_id"])
+    return extra
 
 
 def not_written(exc: BaseException, assigned: list[str]) -> None:
@@ -121,11 +307,30 @@ def _assigned_names(body: list[ast.stmt]) -> list[str]:
     return sorted(set(names))
 
 
-class CarryOn(ast.NodeTransformer):
-    """An IPython AST transformer: a cell body becomes ``try: body except ...: note``.
+def _at(code: str, where: ast.AST) -> list[ast.stmt]:
+    """``code`` parsed, every node of it placed at the first line of ``where``.
 
-    The cell's last expression is still shown as its result; a cell that completes assigns
-    its names as before (and they are no longer "not computed").
+    The guard's own instructions then carry the line of the statement they guard: a
+    traceback that reads the frame's current line (IPython does, for a kernel's cells)
+    points at the statement that failed, not at line 1.
+    """
+    body = ast.parse(code, mode="exec").body
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if "lineno" in node._attributes:
+                node.lineno = node.end_lineno = where.lineno
+                node.col_offset, node.end_col_offset = where.col_offset, where.col_offset
+    return body
+
+
+class CarryOn(ast.NodeTransformer):
+    """An IPython AST transformer: each top-level statement ``s`` of a cell becomes
+
+    ``if __pe_go__: try: s / except Exception as e: carry on past e, or raise``,
+
+    every guard at the line of its statement. The cell's last expression is still shown
+    as its result; a cell that completes assigns its names as before (and they are no
+    longer "not computed").
     """
 
     def visit_Module(self, node: ast.Module) -> ast.Module:
@@ -133,56 +338,35 @@ class CarryOn(ast.NodeTransformer):
         if not body:
             return node
         assigned = _assigned_names(body)
-        last = None
-        if isinstance(body[-1], ast.Expr):
-            last = body.pop().value
-        result = "__pe_result__"
-        guarded = [*body]
+        last = body[-1] if isinstance(body[-1], ast.Expr) else None
         if last is not None:
-            guarded.append(
-                ast.Assign(targets=[ast.Name(result, ast.Store())], value=last, lineno=0)
+            body[-1] = ast.copy_location(
+                ast.Assign(targets=[ast.Name(_RESULT, ast.Store())], value=last.value), last
             )
-        handler = ast.parse(f"{_GUARD}.not_written(__pe_error__, {assigned!r})\n", mode="exec").body
-        done = ast.parse(f"{_GUARD}._done({assigned!r})\n", mode="exec").body
-        wrapped = ast.Try(
-            body=guarded or [ast.Pass()],
-            handlers=[
-                ast.ExceptHandler(
-                    type=ast.Tuple(
-                        [
-                            ast.Name("NotImplementedError", ast.Load()),
-                            ast.Name("NameError", ast.Load()),
-                        ],
-                        ast.Load(),
-                    ),
-                    name="__pe_error__",
-                    body=[
-                        ast.If(
-                            test=ast.parse(f"{_GUARD}._carries(__pe_error__)", mode="eval").body,
-                            body=handler,
-                            orelse=[ast.Raise()],
-                        )
-                    ],
-                )
-            ],
-            orelse=done,
-            finalbody=[],
-        )
-        new_body: list[ast.stmt] = []
+            ast.fix_missing_locations(body[-1])
+        new_body = _at(f"{_GO} = True" + (f"\n{_RESULT} = None" if last else ""), body[0])
+        for index, stmt in enumerate(body):
+            (guard,) = _at(
+                f"try:\n    pass\n"
+                f"except Exception as __pe_error__:\n"
+                f"    if {_GUARD}._carries(__pe_error__):\n"
+                f"        {_GUARD}.carry_on(__pe_error__, {assigned!r})\n"
+                f"        {_GO} = False\n"
+                f"    else:\n"
+                f"        raise\n",
+                stmt,
+            )
+            guard.body = [stmt]
+            if index:
+                (gate,) = _at(f"if {_GO}:\n    pass\n", stmt)
+                gate.body = [guard]
+                guard = gate
+            new_body.append(guard)
+        new_body += _at(f"if {_GO}:\n    {_GUARD}._done({assigned!r})", body[-1])
         if last is not None:
-            new_body.append(ast.parse(f"{result} = None").body[0])
-        new_body.append(wrapped)
-        if last is not None:
-            new_body.append(ast.Expr(ast.Name(result, ast.Load())))
+            new_body += _at(_RESULT, last)
         node.body = new_body
-        return ast.fix_missing_locations(node)
-
-
-def _carries(exc: BaseException) -> bool:
-    """Whether a cell may carry on past ``exc``: an unwritten exercise, or its aftermath."""
-    if isinstance(exc, NotImplementedError):
-        return True
-    return isinstance(exc, NameError) and getattr(exc, "name", None) in _UNSET
+        return node
 
 
 def _done(assigned: list[str]) -> None:

@@ -100,3 +100,24 @@ def answer_ids(source_nb: Path) -> list[str]:
     return [
         g for g in solution_cells(nbformat.read(source_nb, as_version=4)) if g.startswith("answer_")
     ]
+
+
+def clockwise_rope_learner(release_nb: Path, source_nb: Path, out: Path) -> None:
+    """Write ``out``: 06_rope as a learner might answer it, one function of each kind.
+
+    Every answer is the source's solution, except ``apply_rope``, which turns the pairs
+    clockwise (a named mistake: wrong), and ``turns``, left as its stub (unfinished);
+    ``rope_score`` (right) calls the wrong ``apply_rope``.
+    """
+    import nbformat
+
+    make_submission(release_nb, source_nb, out, broken=["answer_turns"])
+    nb = nbformat.read(out, as_version=4)
+    answer = next(c for c in nb.cells if c.get("id") == "answer_apply_rope")
+    clockwise = answer.source.replace(
+        "out[..., 0::2] = x0 * c - x1 * s", "out[..., 0::2] = x0 * c + x1 * s"
+    ).replace("out[..., 1::2] = x0 * s + x1 * c", "out[..., 1::2] = -x0 * s + x1 * c")
+    if clockwise == answer.source:
+        raise ValueError("the solution of apply_rope changed: update clockwise_rope_learner")
+    answer.source = clockwise
+    nbformat.write(nb, out)

@@ -17,6 +17,7 @@ For 02_sincos, the screenshots of the figure before and after a move of ``d`` mu
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import secrets
@@ -66,6 +67,7 @@ MOVES = {
 }
 # The Korean notebook opened, run and read: its self-check must answer in Korean.
 KOREAN, UNWRITTEN = "06_rope_ko", "rope_score"
+LEARNER = "06_rope_learner"  # 06_rope with a clockwise apply_rope and turns unwritten
 REPEAT = 3  # moves per slider: start -> new -> start -> new ...
 MIN_TRACK = 200  # px
 ARTIFACTS = kit.REPO / "artifacts" / "browser"
@@ -162,6 +164,12 @@ def lab(tmp_path_factory):
         notebook = root / "notebooks" / KOREAN / f"{KOREAN}.ipynb"
         source = root / "source" / KOREAN / f"{KOREAN}.ipynb"
         rehearsal.make_submission(notebook, source, notebook, broken=[f"answer_{UNWRITTEN}"])
+    if kit.real_ids(["06_rope"]):  # a wrong, a right and an unfinished function
+        rehearsal.clockwise_rope_learner(
+            root / "notebooks" / "06_rope" / "06_rope.ipynb",
+            root / "source" / "06_rope" / "06_rope.ipynb",
+            root / "notebooks" / "06_rope" / f"{LEARNER}.ipynb",
+        )
     port, token = _free_port(), secrets.token_hex(16)
     home = tmp_path / "home"
     home.mkdir()
@@ -239,10 +247,13 @@ def _stop_kernels(url: str, token: str) -> None:
         urllib.request.urlopen(request, timeout=30).close()
 
 
-def _open_and_run(page, url: str, token: str, assignment: str):
-    """Open the notebook with the file browser shown, run all cells; the explorer's box."""
+def _open_and_run(page, url: str, token: str, assignment: str, name: str = ""):
+    """Open the notebook with the file browser shown, run all cells; the explorer's box.
+
+    ``name``: another notebook of the assignment's folder (``06_rope_learner``)."""
     # ?reset: a fresh workspace, without the tabs of the notebooks opened before
-    page.goto(f"{url}/lab/tree/notebooks/{assignment}/{assignment}.ipynb?reset&token={token}")
+    path = f"notebooks/{assignment}/{name or assignment}.ipynb"
+    page.goto(f"{url}/lab/tree/{path}?reset&token={token}")
     page.locator(".jp-NotebookPanel").first.wait_for()
     page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
         timeout=180_000
@@ -438,3 +449,151 @@ def test_korean_notebook_answers_in_korean(lab, browser):
     )
     passed = [ln for ln in verdict.splitlines() if ln.startswith("apply_rope")]
     assert passed and hangul.search(passed[0]), f"apply_rope's verdict: {passed}"
+
+
+# Records, in the page, a drag of a slider's handle: the moments of the press and the
+# release, and those of every new picture decoded in the explorer's image.
+DRAG_JS = """(img) => {
+  const drag = {down: null, up: null, frames: []};
+  window.__drag = drag;
+  document.addEventListener('pointerdown', e => { drag.down = e.timeStamp; }, {capture: true});
+  document.addEventListener('pointerup', e => { drag.up = e.timeStamp; }, {capture: true});
+  new MutationObserver(() => {
+    const done = () => { drag.frames.push(performance.now()); };
+    img.decode().then(done, done);
+  }).observe(img, {attributes: true, attributeFilter: ['src']});
+}"""
+DRAG_STEPS, DRAG_PX, STEP_S = 40, 4, 0.025  # 160 px in about 1 s, as a hand would drag
+
+
+def _drag(page, explorer, image, label: str, name: str) -> dict:
+    """Drag the handle of slider ``label`` 160 px to the right; screenshots before, during
+    (before the release) and after. Returns the page's record and the readouts."""
+    slider = _slider(page, explorer, label)
+    handle = slider.locator(".noUi-handle").first
+    readout = slider.locator(".widget-readout").first
+    box = handle.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    image.screenshot(path=str(ARTIFACTS / f"{name}-drag-before.png"))
+    start = readout.inner_text().strip()
+    page.evaluate(DRAG_JS, image.element_handle())
+    page.mouse.move(x, y)
+    page.mouse.down()
+    seen = []
+    for i in range(1, DRAG_STEPS + 1):
+        page.mouse.move(x + i * DRAG_PX, y)
+        time.sleep(STEP_S)
+        if i % 10 == 0:
+            seen.append(readout.inner_text().strip())
+    time.sleep(0.3)  # still held: the picture of the newest value arrives meanwhile
+    during = page.evaluate("() => window.__drag.frames.length")
+    image.screenshot(path=str(ARTIFACTS / f"{name}-drag-held.png"))
+    page.mouse.up()
+    count = -1
+    while True:  # until no new frame arrives for SETTLE seconds
+        time.sleep(SETTLE)
+        record = page.evaluate("() => window.__drag")
+        if len(record["frames"]) == count:
+            break
+        count = len(record["frames"])
+    image.screenshot(path=str(ARTIFACTS / f"{name}-drag-after.png"))
+    return record | {
+        "during": during,
+        "start": start,
+        "seen": seen,
+        "end": readout.inner_text().strip(),
+    }
+
+
+@pytest.mark.skipif(bool(_skip_reason()), reason=_skip_reason() or "ready")
+def test_a_drag_redraws_the_explorer_before_the_release(lab, browser):
+    """06_rope: a mouse drag of ``m`` and of ``base`` redraws the figure while the button is
+    held (continuous updates); the last frame comes soon after the release (stale values
+    are dropped, not queued); the arrow keys step ``m`` by one; ``base`` keeps one readout
+    format. The timings of the drags are printed."""
+    import re
+
+    assignment = "06_rope"
+    url, token = lab
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(120_000)
+    drags = {}
+    try:
+        explorer, image = _open_and_run(page, url, token, assignment)
+        time.sleep(1.0)
+        for label, name in (("m (query)", "m"), ("base", "base")):
+            drags[name] = _drag(page, explorer, image, label, f"{assignment}-{name}")
+        m = _slider(page, explorer, "m (query)")
+        before = int(m.locator(".widget-readout").inner_text().replace(",", ""))
+        m.locator(".noUi-handle").first.focus()
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("ArrowLeft")
+        time.sleep(SETTLE)
+        after = int(m.locator(".widget-readout").inner_text().replace(",", ""))
+    finally:
+        page.close()
+        _stop_kernels(url, token)
+    load = os.getloadavg()
+    for name, d in drags.items():
+        frames = d["frames"]
+        gaps = [b - a for a, b in itertools.pairwise(frames) if a < d["up"]]
+        print(
+            f"\n{assignment}: drag of {name} ({DRAG_STEPS} moves of {DRAG_PX} px in about "
+            f"{DRAG_STEPS * STEP_S:.1f} s, readout {d['start']} -> {', '.join(d['seen'])} -> "
+            f"{d['end']}): {len(frames)} frames, {d['during']} before the release; press to "
+            f"first frame {frames[0] - d['down']:.0f} ms; between frames while dragging: median "
+            f"{statistics.median(gaps) if gaps else float('nan'):.0f} ms, max "
+            f"{max(gaps) if gaps else float('nan'):.0f} ms; release to last frame "
+            f"{frames[-1] - d['up']:.0f} ms (load {load[0]:.2f})"
+        )
+    for name, d in drags.items():
+        assert d["during"] >= 2, f"{name}: the figure did not change while dragging: {d}"
+        assert d["end"] != d["start"], f"{name}: the drag did not move the slider: {d}"
+        before_png = _png(ARTIFACTS / f"{assignment}-{name}-drag-before.png")
+        held = _png(ARTIFACTS / f"{assignment}-{name}-drag-held.png")
+        h, w = min(before_png.shape[0], held.shape[0]), min(before_png.shape[1], held.shape[1])
+        changed = np.abs(before_png[:h, :w] - held[:h, :w]).max(axis=-1) > 0.05
+        assert changed.mean() > 0.002, f"{name}: the picture held mid-drag did not change"
+        assert len(d["frames"]) < DRAG_STEPS, f"{name}: a frame per mouse move was queued"
+    assert after == before + 1, f"arrow keys: {before} -> {after}, expected {before + 1}"
+    # one readout format for base over the drag: plain decimals, never an exponent
+    plain = re.compile(r"^\d[\d,]*(\.\d+)?$")
+    for shown in [drags["base"]["start"], *drags["base"]["seen"], drags["base"]["end"]]:
+        assert plain.match(shown), f"base readout {shown!r} is not in plain decimals"
+
+
+@pytest.mark.skipif(bool(_skip_reason()), reason=_skip_reason() or "ready")
+def test_run_all_goes_past_a_failing_visible_test_to_the_self_check(lab, browser):
+    """06_rope with a clockwise apply_rope and turns unwritten, run from the Run menu: the
+    failing visible tests show what came back, and Run All reaches the self-check."""
+    if not kit.real_ids(["06_rope"]):
+        pytest.skip("source/06_rope does not exist yet")
+    url, token = lab
+    page = browser.new_page(viewport={"width": 1400, "height": 1000}, device_scale_factor=2)
+    page.set_default_timeout(120_000)
+    try:
+        _open_and_run(page, url, token, "06_rope", LEARNER)
+        last = page.locator(".jp-Cell").last
+        last.scroll_into_view_if_needed()
+        page.wait_for_function(
+            "el => el.innerText.includes('graded functions passed')",
+            arg=last.element_handle(),
+            timeout=300_000,
+        )
+        table = last.locator(".jp-OutputArea").inner_text()
+        last.screenshot(path=str(ARTIFACTS / f"{LEARNER}-self-check.png"))
+        test = page.locator(".jp-CodeCell").filter(
+            has=page.get_by_text("apply_rope: pairs turn counter-clockwise")
+        )
+        test.first.scroll_into_view_if_needed()
+        shown = test.first.locator(".jp-OutputArea").inner_text()
+        test.first.screenshot(path=str(ARTIFACTS / f"{LEARNER}-apply-rope-test.png"))
+    finally:
+        page.close()
+        _stop_kernels(url, token)
+    print(f"\n{LEARNER}: apply_rope's visible test:\n{shown}\n{LEARNER} self-check:\n{table}")
+    assert "7 of 9 graded functions passed" in table, table
+    assert "clockwise rotation" in " ".join(table.split())
+    assert "What came back:" in shown and "-0.841471" in shown, shown
+    assert "[this test failed (see above)." in shown

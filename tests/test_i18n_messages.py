@@ -272,7 +272,7 @@ def _self_check(assignment: str, lang: str | None):
 def test_the_self_check_table_in_korean_with_one_mistake():
     report, text = _self_check("01_order", "ko")
     lines = text.splitlines()
-    assert lines[0] == "01_order 자가 점검 (난수 시드 5): 5개 중 4개 통과", lines[0]
+    assert lines[0] == "01_order 자가 점검 (난수 시드 5): 채점 함수 5개 중 4개 통과", lines[0]
     head = lines[1].split()
     assert head == ["함수", "판정", "메시지"], lines[1]
     rows = {ln.split()[0]: ln for ln in lines[3:8]}
@@ -280,18 +280,21 @@ def test_the_self_check_table_in_korean_with_one_mistake():
     assert report["softmax"].verdict in ("partly", "FAILED")  # stored in English
     shown = "부분 점수" if report["softmax"].verdict == "partly" else "실패"
     assert rows["softmax"].split(None, 1)[1].startswith(shown + "  "), rows["softmax"]
-    assert "알려진 실수(최댓값을 빼지 않음)로 보입니다" in text
-    assert "연습 문제 1: `softmax` 부분을 다시 보세요." in text
-    assert "난수 시드 5의 무작위 사례; 다시 실행: self_check('01_order', seed=5)" in text
+    flat = " ".join(text.split())  # long messages wrap under their column
+    assert "알려진 실수(최댓값을 빼지 않음)로 보입니다" in flat
+    assert "연습 문제 1: `softmax` 부분을 다시 보세요." in flat
+    assert "난수 시드 5의 무작위 사례; 다시 실행: self_check('01_order', seed=5)" in flat
     for english in ("passed", "FAILED", "partly", "known mistake", "replay with", "See Exercise"):
         assert english not in text, english
 
 
 def test_the_self_check_speaks_english_by_default_and_korean_for_a_korean_assignment():
     report, english = _self_check("01_order", None)
-    assert english.splitlines()[0] == "self-check of 01_order (seed 5): 4 of 5 passed"
+    assert (
+        english.splitlines()[0] == "self-check of 01_order (seed 5): 4 of 5 graded functions passed"
+    )
     assert english.splitlines()[1].split() == ["function", "verdict", "message"]
-    assert "This looks like a known mistake (no max subtraction)" in english
+    assert "This looks like a known mistake (no max subtraction)" in " ".join(english.split())
     report_ko, korean = _self_check("01_order_ko", None)
     assert korean.splitlines()[0].startswith("01_order_ko 자가 점검 (난수 시드 5)")
     assert [r.verdict for r in report_ko.results] == [r.verdict for r in report.results]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -14,6 +15,7 @@ from nbclient import NotebookClient
 
 from helpers.i18n import split_assignment
 from tests.conftest import REPO
+from tests.learner_kernel import LearnerKernel
 
 SHELL = textwrap.dedent(
     """
@@ -108,3 +110,207 @@ def test_every_learner_notebook_runs_to_the_end_with_nothing_written(nb_id, tmp_
     ]
     assert notes, "no cell met an unwritten exercise: is helpers.start() in the first cell?"
     assert heading in "".join(o.get("text", "") for o in nb.cells[-1].outputs)
+
+
+# --------------------------------------------------------------------------- a real kernel
+
+START = "import helpers\nhelpers.start()"
+FAILING = 'x = 1\nassert x == 2, "boom"'
+
+
+def _arrow(text: str) -> str:
+    """The line of a traceback that the arrow points at."""
+    return next(line for line in text.splitlines() if re.match(r"-+> +\d+ ", line))
+
+
+@pytest.mark.parametrize("nbgrader", [False, True])
+def test_a_kernel_s_traceback_points_at_the_failing_line(nbgrader, tmp_path):
+    env = {"NBGRADER_EXECUTION": "validate"} if nbgrader else {}
+    with LearnerKernel(tmp_path, env) as kernel:
+        assert kernel.run(START, "imports").status == "ok"
+        ran = kernel.run(FAILING, "teaching")
+        inside = kernel.run("def f():\n    return 1 / 0\n\n\ny = 2\nf()", "teaching-2")
+    assert "Cell In[2], line 2" in ran.text, ran.text
+    assert _arrow(ran.text).split() == ["---->", "2", "assert", "x", "==", "2,", '"boom"']
+    assert "AssertionError: boom" in ran.text
+    assert "Cell In[3], line 6" in inside.text, inside.text  # the call, then the function
+    assert _arrow(inside.text).split() == ["---->", "6", "f()"]
+    assert "line 2, in f" in inside.text and "ZeroDivisionError" in inside.text
+    assert inside.status == "error"  # not a test: an error stops the notebook
+    # a learner's failed assert goes on, loudly; nbgrader's validation still fails it
+    assert ran.status == ("error" if nbgrader else "ok")
+    assert ("[this test failed (see above)." in ran.text) is not nbgrader
+    assert "What came back:\n  x = 1\n" in ran.text  # while validating too
+
+
+def test_a_failed_visible_test_lets_run_all_go_on_and_the_self_check_says_where_it_stopped(
+    tmp_path,
+):
+    cells = [
+        (START, "imports"),
+        ("def double(x):\n    return x + x\n", "answer_double"),
+        ('"""double: 2 gives 4."""\nassert double(2) == 5, "double(2) should be 5"', "test_d"),
+        ('"""double: a list."""\ndouble(None)', "test_double_none"),  # any error of a test
+        ("print('went on')", "after"),
+        ("1 / 0", "teaching"),  # an error outside a test: Run All stops here
+        ("from helpers import session\nprint(session.last_stop().where())", "by-hand"),
+        ("print(sorted(session.failed_tests()))", "by-hand-2"),
+    ]
+    with LearnerKernel(tmp_path) as kernel:
+        ran = [kernel.run(source, cell_id) for source, cell_id in cells]
+    assert [r.status for r in ran] == ["ok", "ok", "ok", "ok", "ok", "error", "ok", "ok"]
+    assert "----> 2 assert double(2) == 5" in ran[2].text and "[this test failed" in ran[2].text
+    assert "TypeError" in ran[3].text and "[this test failed" in ran[3].text
+    assert ran[4].text == "went on\n"
+    assert ran[6].text.strip() == "cell [6] (1 / 0)"
+    assert ran[7].text.strip() == "['double']"
+
+
+def _rope_learner(tmp_path) -> nbformat.NotebookNode:
+    """06_rope answered with the solutions, but a clockwise apply_rope and turns unwritten."""
+    from tests import rehearsal
+
+    path = tmp_path / "06_rope.ipynb"
+    rehearsal.clockwise_rope_learner(
+        REPO / "notebooks" / "06_rope" / "06_rope.ipynb",
+        REPO / "source" / "06_rope" / "06_rope.ipynb",
+        path,
+    )
+    return nbformat.read(path, as_version=4)
+
+
+@pytest.mark.slow
+def test_run_all_of_06_rope_with_a_wrong_and_an_unfinished_function_reaches_the_self_check(
+    tmp_path,
+):
+    nb = _rope_learner(tmp_path)
+    with LearnerKernel(tmp_path) as kernel:
+        ran = kernel.run_all(nb)
+    by_id = {r.cell_id: r for r in ran}
+    assert [r.status for r in ran] == ["ok"] * len(ran)
+    assert ran[-1].cell_id == "self_check", [r.cell_id for r in ran]
+    test = by_id["test_apply_rope_pairs_counterclockwise"].text
+    assert "AssertionError" in test and "[this test failed (see above)." in test
+    # what came back, next to what was expected: (cos 1, -sin 1), not (cos 1, sin 1)
+    assert "What came back:\n  r = [0.540302, -0.841471, 0.995004, -0.099833]\n" in test, test
+    assert "= [0.540302, 0.841471, 0.995004, 0.099833]\n" in test
+    assert "largest difference 1.68 at index 1" in test
+    count = test.split("Cell In[")[1].split("]")[0]
+    # rope_score is right, but calls the wrong apply_rope: its test says which comes first
+    score = by_id["test_rope_score_offset_only"].text
+    assert "What came back:\n  s = -0.7127716817\n" in score, score
+    assert (
+        f"rope_score calls your apply_rope, whose own test failed first (cell [{count}] "
+        '("""apply_rope: pairs turn' in score
+    ), score
+    table = by_id["self_check"].text
+    flat = " ".join(table.split())
+    assert "7 of 9 graded functions passed" in table.splitlines()[0], table
+    assert "clockwise rotation" in flat
+    rows = {line.split()[0]: line for line in table.splitlines()[3:] if line[:1].strip()}
+    assert rows["turns"].split()[1] == "FAILED" and rows["rope_score"].split()[1] == "passed"
+    # every failing row points to its exercise; each line is shown once
+    assert "See Exercise 4: `apply_rope`." in flat and "See Exercise 6: `turns`." in flat
+    assert flat.count("partly right") == 1, table
+    assert "\nturns:\n  Write the body of turns in its answer cell" in table, table
+    assert all(len(line) <= 100 for line in table.splitlines() if "replay with" not in line)
+
+
+@pytest.mark.slow
+def test_a_stopped_run_all_says_in_the_self_check_which_cell_stopped_it(tmp_path):
+    nb = _rope_learner(tmp_path)
+    recap = next(c for c in nb.cells if c.get("id") == "recap-check")
+    recap.source = "print(rotate_pair(1.0, 0.0))  # a typo: the angle is missing"
+    with LearnerKernel(tmp_path) as kernel:
+        ran = kernel.run_all(nb)
+        assert ran[-1].cell_id == "recap-check" and ran[-1].status == "error"
+        count = ran[-1].text.split("Cell In[")[1].split("]")[0]
+        table = kernel.run(nb.cells[-1].source, "self_check").text
+    flat = " ".join(table.split())
+    assert (
+        "rope_score is not defined: its cell has not run since the run stopped at "
+        f"cell [{count}]. See Exercise 5: `rope_score`." in flat
+    ), table
+    assert (
+        f"cell [{count}] (print(rotate_pair(1.0, 0.0)) # a typo: the angle is missing) stopped "
+        "with TypeError: rotate_pair() missing 1 required positional argument: 'angle'." in flat
+    ), table
+    # the five functions after the stop share one block of details
+    assert "rope_score, turns, slow_pairs, rope_half, interleaved_to_half:" in table, table
+
+
+@pytest.mark.slow
+def test_nbgrader_validate_still_fails_a_wrong_visible_test(tmp_path):
+    from tests.test_notebooks import course_copy, nb_path, nbgrader_validate, validation_failures
+
+    course = course_copy(REPO, tmp_path, ["06_rope"], learner=True)
+    nbformat.write(_rope_learner(tmp_path), nb_path(course, "notebooks", "06_rope"))
+    status, output = nbgrader_validate(nb_path(course, "notebooks", "06_rope"), course)
+    assert status == 0, output
+    # apply_rope's and rope_score's visible tests, turns' and slow_pairs' (turns unwritten)
+    assert validation_failures(output) == 4, output
+    assert "at d = 4, base 100, pos 1" in output
+    # the Validate button's report says what came back, and which function to fix first
+    flat = " ".join(output.split())
+    assert "What came back: r = [0.540302, -0.841471, 0.995004, -0.099833]" in flat, output
+    assert "rope_score calls your apply_rope, whose own test failed first" in flat, output
+
+
+def _visible_tests(nb_id: str):
+    nb = nbformat.read(REPO / "source" / nb_id / f"{nb_id}.ipynb", as_version=4)
+    for c in nb.cells:
+        meta = c.metadata.get("nbgrader", {})
+        if c.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
+            yield c.id, c.source.split("### BEGIN HIDDEN TESTS")[0]
+
+
+SOURCE_IDS = sorted(p.parent.name for p in (REPO / "source").glob("*/*.ipynb"))
+
+
+@pytest.mark.parametrize("nb_id", SOURCE_IDS)
+def test_every_visible_assert_says_what_was_expected(nb_id):
+    import ast
+
+    silent = []
+    for cell_id, visible in _visible_tests(nb_id):
+        for node in ast.walk(ast.parse(visible)):
+            if isinstance(node, ast.Assert) and node.msg is None:
+                silent.append(f"{cell_id}, line {node.lineno}: {ast.unparse(node)}")
+            raised = node.exc if isinstance(node, ast.Raise) else None
+            is_assertion = getattr(getattr(raised, "func", None), "id", "") == "AssertionError"
+            if is_assertion and not raised.args:
+                silent.append(f"{cell_id}, line {node.lineno}: {ast.unparse(node)}")
+    assert not silent, "asserts without a message:\n" + "\n".join(silent)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "nb_id", [*(i for i in LEARNER_IDS if split_assignment(i)[1] == "en"), "06_rope_ko"]
+)
+def test_a_wrong_answer_s_visible_tests_show_what_came_back(nb_id, tmp_path):
+    """Every answer wrong (each result shifted by 0.5): every visible test whose assert
+    fails shows the values it compared, in the notebook's language."""
+    from tests import rehearsal
+
+    source = REPO / "source" / nb_id / f"{nb_id}.ipynb"
+    path = tmp_path / f"{nb_id}.ipynb"
+    rehearsal.make_submission(
+        REPO / "notebooks" / nb_id / f"{nb_id}.ipynb",
+        source,
+        path,
+        broken=rehearsal.answer_ids(source),
+        how="wrong",
+    )
+    label = {"en": "What came back:", "ko": "돌아온 값:"}[split_assignment(nb_id)[1]]
+    with LearnerKernel(tmp_path) as kernel:
+        ran = kernel.run_all(nbformat.read(path, as_version=4))
+    failed = [
+        r
+        for r in ran
+        if r.cell_id.startswith("test_")
+        and "AssertionError" in r.text
+        and _arrow(r.text).split()[2] == "assert"
+    ]
+    assert failed, f"no visible test of {nb_id} failed: {[r.cell_id for r in ran]}"
+    quiet = [r.cell_id for r in failed if f"\n{label}\n  " not in r.text]
+    assert not quiet, f"failed without showing what came back: {quiet}"

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from helpers.i18n import tr
+from helpers.report import count_line
 from helpers.teacher import checks
 from helpers.teacher import reference as ref
 from helpers.teacher.calling import ANSWERS, read_small, report_names
@@ -449,10 +450,8 @@ def check_command(path: str | os.PathLike, seed: int | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    passed = sum(r.passed for r in report.results)
-    print(f"{path} (seed {report.seed}): {passed} of {len(report.results)} graded functions passed")
-    print(report.table())
-    for result in report.results:
-        if not result.passed:
-            print(f"\n{result.name}:\n{result.message}")
+    passed, total = count_line(report.rows())
+    print(
+        report.render(f"{path} (seed {report.seed}): {passed} of {total} graded functions passed")
+    )
     return 0 if report.passed else 1

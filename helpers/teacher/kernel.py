@@ -16,7 +16,9 @@ import tempfile
 import threading
 from collections.abc import Mapping, MutableMapping
 
+from helpers import session
 from helpers.i18n import DEFAULT, speaking, split_assignment, tr
+from helpers.report import count_line
 from helpers.teacher import checks
 from helpers.teacher import reference as ref
 from helpers.teacher.calling import call, read_small, report_names
@@ -108,7 +110,20 @@ def grade_in_namespace(check, namespace: Mapping, seed: int, replay: str) -> Fun
     cases = cases_of(check, seed)
     wants = expectations(check, cases)  # before any learner code runs
     if name not in namespace:
-        if check.kind == "constant":
+        stop = session.last_stop()
+        if stop is not None:
+            text = tr(
+                "{name} is not defined: its cell has not run since the run stopped at {where}.",
+                name=name,
+                where=stop.short(),
+            )
+            text += "\n" + tr(
+                "{where} stopped with {error}. Fix it, then run it and the cells below it "
+                "(Run > Run Selected Cell and All Below).",
+                where=stop.where(),
+                error=stop.error,
+            )
+        elif check.kind == "constant":
             text = tr(
                 "{name} is not defined: run the cell that defines this constant first.", name=name
             )
@@ -230,18 +245,13 @@ def _self_check(assignment: str, base: str, namespace: Mapping, seed: int | None
             )
         report.results.append(result)
     note_stand_ins(report.results)
-    passed = sum(r.passed for r in report.results)
-    print(
-        tr(
-            "self-check of {assignment} (seed {seed}): {passed} of {total} passed",
-            assignment=assignment,
-            seed=seed,
-            passed=passed,
-            total=len(report.results),
-        )
+    passed, total = count_line(report.rows())
+    header = tr(
+        "self-check of {assignment} (seed {seed}): {passed} of {total} graded functions passed",
+        assignment=assignment,
+        seed=seed,
+        passed=passed,
+        total=total,
     )
-    print(report.table())
-    for result in report.results:
-        if not result.passed and replay in result.message:
-            print(f"\n{result.name}:\n{result.message}")
+    print(report.render(header))
     return report

@@ -12,14 +12,15 @@ from __future__ import annotations
 import dataclasses
 import re
 import secrets
-import unicodedata
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from helpers import report
 from helpers.i18n import LANGUAGES, tr
+from helpers.report import Row
 from helpers.teacher import checks
 from helpers.teacher.checks.base import PARTS, WEIGHTS
 from helpers.teacher.codec import Opaque, contains_opaque, decode, describe
@@ -84,33 +85,52 @@ class Report:
     def __contains__(self, name: object) -> bool:
         return any(r.name == name for r in self.results)
 
+    def rows(self) -> list[Row]:
+        """The rows of the self-check's table (``helpers.report``), in notebook order."""
+        return [row_of(r) for r in self.results]
+
     def table(self) -> str:
-        """A plain-text table: function, verdict, message (its first line)."""
-        return _table([(r.name, r.verdict_shown, r.message) for r in self.results])
+        """A plain-text table: function, verdict, message (its first line, wrapped)."""
+        return report.table(self.rows())
+
+    def render(self, header: str) -> str:
+        """``header``, the table and the details of every failing function."""
+        return report.render(header, self.rows())
 
 
-def _width(text: str) -> int:
-    """The columns ``text`` takes in a monospaced font (Hangul and other wide letters: 2)."""
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+def row_of(result: FunctionResult) -> Row:
+    """One row of the table: the message's first line, the exercise to revisit, the rest.
 
-
-def _pad(text: str, width: int) -> str:
-    return text + " " * (width - _width(text))
-
-
-def _table(rows: list[tuple[str, str, str]]) -> str:
-    head = (tr("function"), tr("verdict"), tr("message"))
-    w0 = max([_width(head[0])] + [_width(r[0]) for r in rows])
-    w1 = max([_width(head[1])] + [_width(r[1]) for r in rows])
-    w2 = max(7, _width(head[2]))
-    lines = [
-        f"{_pad(head[0], w0)}  {_pad(head[1], w1)}  {head[2]}",
-        f"{'-' * w0}  {'-' * w1}  {'-' * w2}",
-    ]
-    for name, verdict, message in rows:
-        first = message.splitlines()[0] if message else ""
-        lines.append(f"{_pad(name, w0)}  {_pad(verdict, w1)}  {first}")
-    return "\n".join(lines)
+    "See Exercise N" moves from the message into the row of a failing function; an
+    unfinished one gets a line that says what to do.
+    """
+    check = checks.CHECKS.get(result.name)
+    section = getattr(check, "section", "") or ""
+    see = tr("See {section}.", section=section_text(section)) if section else ""
+    first, *rest = result.message.splitlines() or [""]
+    rest = [line for line in rest if line != see]
+    replay = next((line for line in rest if is_replay_line(line)), "")
+    rest = [line for line in rest if line != replay]
+    where = see if not result.passed else ""
+    unfinished = tr("{name} is not written yet (it raises NotImplementedError).", name=result.name)
+    if not result.passed and first == unfinished and not rest:
+        rest = [
+            tr(
+                "Write the body of {name} in its answer cell, in place of "
+                "`raise NotImplementedError()`, and run that cell; then check again.",
+                name=result.name,
+            )
+        ]
+    return Row(
+        name=result.name,
+        verdict=result.verdict_shown,
+        passed=result.passed,
+        summary=first,
+        where=where,
+        details=tuple(rest),
+        replay=replay,
+        constant=getattr(check, "kind", "") == "constant",
+    )
 
 
 @dataclass

@@ -131,7 +131,9 @@ def diagnose(check: FunctionCheck, case: Case, got) -> Mistake | None:
 
     Only mistakes that show in the output are considered, only when the reference
     disagrees with ``got``, and only when the wrong output differs from the reference on
-    this case. NaN matches NaN here (a softmax without max subtraction returns nan).
+    this case. A mistake is named when ``got`` agrees with one of its wrong implementations,
+    or when it has the mistake's property (``Mistake.shows``), however it was written.
+    NaN matches NaN here (a softmax without max subtraction returns nan).
     Where the reference refuses the case (bad input: it raises ValueError), a value that
     agrees with a mistake's output names that mistake (a table lookup that wraps around
     instead of refusing a position past its end).
@@ -148,9 +150,8 @@ def diagnose(check: FunctionCheck, case: Case, got) -> Mistake | None:
         want = None  # the reference refuses this case: any answer is wrong
     if want is not None and agree(check.kind, got, want)[0]:
         return None
-    for mistake in check.mistakes:
-        if mistake.detect != "output":
-            continue
+    outputs = [m for m in check.mistakes if m.detect == "output"]
+    for mistake in outputs:
         for impl in (mistake.impl, *mistake.variants):
             if impl is None:
                 continue
@@ -164,4 +165,16 @@ def diagnose(check: FunctionCheck, case: Case, got) -> Mistake | None:
                 continue
             if agree(check.kind, got, wrong, nan_equal=True, atol=mistake.atol)[0]:
                 return mistake
+    for mistake in outputs:
+        if mistake.shows is not None and _shows(mistake, case, got, want):
+            return mistake
     return None
+
+
+def _shows(mistake: Mistake, case: Case, got, want) -> bool:
+    """Whether ``got`` has the property of ``mistake`` (an output it cannot be read on has not)."""
+    try:
+        with np.errstate(all="ignore"):
+            return bool(mistake.shows(case, got, want))
+    except (ValueError, TypeError, ArithmeticError, IndexError, KeyError):
+        return False

@@ -79,11 +79,45 @@ def alibi_bias_positive(n_heads, seq_len, causal: bool = True) -> np.ndarray:
     return np.where(np.isinf(b), b, -b)
 
 
+# A masked score, however it was written: -inf, or a number no softmax weight survives.
+MASKED = -1e3
+
+
+def _bias_parts(case: Case, got: np.ndarray, want: np.ndarray):
+    """(lower, upper, causal): the masks j <= i and j > i of got's shape, and the causal flag."""
+    if want is None or got.shape != want.shape or got.ndim != 3:
+        raise ValueError("not a bias of the asked shape")
+    causal = bool(case.kwargs.get("causal", case.args[2] if len(case.args) > 2 else True))
+    i = np.arange(got.shape[1])
+    lower = np.broadcast_to(i[None, :] <= i[:, None], got.shape)
+    return lower, ~lower, causal
+
+
+def _masked_or(got: np.ndarray, upper: np.ndarray, causal: bool, other: np.ndarray) -> bool:
+    """The keys after the query: masked when causal (-inf or a large negative number), else
+    equal to ``other`` there."""
+    if causal:
+        return bool(np.all(got[upper] <= MASKED))
+    return bool(np.allclose(got[upper], other[upper], rtol=1e-6, atol=1e-9))
+
+
+def alibi_bias_shows_positive(case: Case, got: np.ndarray, want) -> bool:
+    """+slope * distance where the reference has -slope * distance, the future masked as asked."""
+    lower, upper, causal = _bias_parts(case, got, want)
+    flipped = np.where(np.isinf(want), want, -want)
+    return (
+        bool(np.any(want[lower] != 0))
+        and bool(np.allclose(got[lower], flipped[lower], rtol=1e-6, atol=1e-9))
+        and _masked_or(got, upper, causal, flipped)
+    )
+
+
 M_BIAS_POSITIVE = Mistake(
     "positive instead of negative bias",
     "your bias is +slope * distance, which rewards far tokens. ALiBi penalises distance: "
     "bias[h, i, j] = -slope_h * (i - j) for j <= i.",
     alibi_bias_positive,
+    shows=alibi_bias_shows_positive,
 )
 
 
@@ -99,12 +133,26 @@ def alibi_bias_row_constant(n_heads, seq_len, causal: bool = True) -> np.ndarray
     return bias
 
 
+def alibi_bias_shows_row_constant(case: Case, got: np.ndarray, want) -> bool:
+    """Keys j <= i off by one constant per row (not the same in every row), the keys after the
+    query masked when causal: slope * j, slope * (j - L + 1) or any other shortcut the softmax cannot see."""
+    lower, upper, causal = _bias_parts(case, got, want)
+    diff = np.where(lower, got - np.where(lower, want, 0.0), np.nan)
+    first = np.nanmax(diff, axis=2, keepdims=True)
+    same_in_row = np.allclose(np.where(lower, diff - first, 0.0), 0.0, atol=1e-9)
+    # one constant for the whole matrix is no shortcut per row: the rows' constants differ
+    rows_differ = bool(np.any(np.abs(first - first[:, :1]) > 1e-9))
+    # without the mask the shortcut also moves the keys after the query: only j <= i is read
+    return same_in_row and rows_differ and (not causal or _masked_or(got, upper, causal, want))
+
+
 M_BIAS_ROW_CONSTANT = Mistake(
     "the per-row constant shortcut",
-    "your bias is +slope * j: it differs from -slope * (i - j) by a constant in each row, which "
-    "softmax ignores, but the bias itself is asked for. Use bias[h, i, j] = -slope_h * (i - j) "
-    "(0 on the diagonal, more negative further left).",
+    "your bias differs from -slope * (i - j) by a constant in each row (as the shortcut "
+    "+slope * j does), which softmax ignores, but the bias itself is asked for. Use "
+    "bias[h, i, j] = -slope_h * (i - j) (0 on the diagonal, more negative further left).",
     alibi_bias_row_constant,
+    shows=alibi_bias_shows_row_constant,
 )
 
 

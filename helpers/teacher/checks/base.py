@@ -54,6 +54,12 @@ class Mistake:
     returned value (``diagnose`` finds it) and ``"mutation"`` when it shows as a changed
     argument (the engine finds it; ``impl`` then mutates its input). ``atol`` widens the
     comparison with ``impl`` for outputs that are float noise around a value (e.g. 0).
+
+    ``shows(case, got, want)`` recognises the mistake by what it does to the output, however
+    it was written (a mask of ``-inf`` or of a large negative number, ``np.where`` or a loop,
+    one band or every band): it is called with the case, the learner's normalized output and
+    the reference's output (None where the reference refuses the case), only when ``got`` is
+    wrong, and returns True when ``got`` has the mistake's property.
     """
 
     name: str
@@ -62,6 +68,7 @@ class Mistake:
     variants: tuple[Callable, ...] = ()
     detect: str = "output"
     atol: float = 0.0
+    shows: Callable[[Case, object, object], bool] | None = None
 
 
 @dataclass(frozen=True)

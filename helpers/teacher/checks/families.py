@@ -251,12 +251,41 @@ def t5_bucket_all_log(rel, bidirectional=True, num_buckets=32, max_distance=128)
     return offset + np.minimum(nb - 1, np.floor(logs * nb).astype(np.int64))
 
 
+def t5_bucket_shows_no_exact_half(case: Case, got: np.ndarray, want) -> bool:
+    """The halves and the far end right, but the small distances without a bucket each.
+
+    Whatever log formula was used for every bucket (log r, log(r + 1), another base), its
+    buckets stay whole numbers in the right half, grow with the distance and end in the last
+    bucket, while some distance below max_exact = nb // 2 is not its own bucket.
+    """
+    rel = np.asarray(case.args[0], dtype=np.int64)
+    bidirectional = case.kwargs.get("bidirectional", True)
+    nb = case.kwargs.get("num_buckets", 32)
+    max_distance = case.kwargs.get("max_distance", 128)
+    if want is None or got.shape != rel.shape or not np.all(got == np.round(got)):
+        return False
+    if bidirectional:
+        nb //= 2
+        offset, r = np.where(rel > 0, nb, 0), np.abs(rel)
+    else:
+        offset, r = np.zeros_like(rel), -np.minimum(rel, 0)
+    inside, r = (got - offset).ravel(), r.ravel()
+    if np.any((inside < 0) | (inside > nb - 1)):
+        return False
+    order = np.argsort(r, kind="stable")
+    if np.any(np.diff(inside[order]) < 0) or np.any(inside[r >= max_distance] != nb - 1):
+        return False
+    small = r < nb // 2
+    return bool(np.any(inside[small] != r[small]))
+
+
 M_BUCKET_ALL_LOG = Mistake(
     "every bucket log-spaced (no exact half)",
     "your small distances do not have a bucket each. T5 keeps the first half of the buckets "
     "(max_exact = nb // 2) for the exact distances 0, 1, ..., max_exact - 1 and spaces only "
     "the rest logarithmically, from max_exact up to max_distance.",
     t5_bucket_all_log,
+    shows=t5_bucket_shows_no_exact_half,
 )
 
 
@@ -441,12 +470,39 @@ def causal_attention_masks_diagonal(Q, K, V) -> np.ndarray:
         return ref.attention(Q, K, V, bias=mask)
 
 
+def causal_attention_shows_diagonal_masked(case: Case, got: np.ndarray, want) -> bool:
+    """The diagonal's weight is 0: every query i >= 1 is attention over the keys j < i only.
+
+    That is what a mask of j >= i does, whether its masked scores are -inf or a large negative
+    number, and whether it was built with np.where, np.triu or a loop. The first query has no
+    key left: its row is nan (-inf), zeros (a loop over no keys) or an average over the future
+    keys (a large negative number), none of which says more, so it is not read.
+    """
+    if want is None:
+        return False  # input the reference refuses: no attention to compare with
+    Q, K, V = (np.asarray(a, dtype=np.float64) for a in case.args)
+    n = Q.shape[0]
+    if got.shape != (n, V.shape[1]) or n < 2:
+        return (
+            n == 1
+            and got.shape == V.shape
+            and not np.allclose(got, V)
+            and (bool(np.all(np.isnan(got))) or bool(np.all(got == 0.0)))
+        )
+    for i in range(1, n):
+        seen = ref.attention(Q[i : i + 1], K[:i], V[:i])[0]
+        if not np.allclose(got[i], seen, rtol=1e-6, atol=1e-9):
+            return False
+    return True
+
+
 M_CAUSAL_DIAGONAL = Mistake(
     "the diagonal masked too (j < i)",
-    "your mask hides the query's own key as well, so the first query sees no key at all "
-    "(nan) and every other one misses itself. Causal attention lets query i see keys "
-    "j <= i: mask only j > i.",
+    "your mask hides the query's own key as well: every query misses itself, and the first "
+    "one sees no key at all (nan with a mask of -inf, an average of the keys after it with a "
+    "large negative number). Causal attention lets query i see keys j <= i: mask only j > i.",
     causal_attention_masks_diagonal,
+    shows=causal_attention_shows_diagonal_masked,
 )
 
 

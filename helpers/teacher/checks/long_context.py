@@ -211,6 +211,44 @@ DYNAMIC_NTK_THETAS = FunctionCheck(
 )
 
 
+def _rates_and_plain(case: Case, got: np.ndarray, want: np.ndarray):
+    """(got, want, plain, factor): the learner's and the reference's rates and the plain
+    thetas of the case, all of one length, and the factor (> 1, else nothing can show)."""
+    d, base, factor = case.args[:3]
+    plain = ref.thetas(d, base)
+    if float(factor) <= 1 or np.shape(got) != plain.shape or np.shape(want) != plain.shape:
+        raise ValueError("no factor to divide by, or not one rate per pair")
+    return np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64), plain, factor
+
+
+def _kept(rates: np.ndarray, plain: np.ndarray) -> np.ndarray:
+    return np.isclose(rates, plain, rtol=1e-6, atol=0.0)
+
+
+def _divided(rates: np.ndarray, plain: np.ndarray, factor: float) -> np.ndarray:
+    return np.isclose(rates, plain / factor, rtol=1e-6, atol=0.0)
+
+
+def fast_pairs_divided(case: Case, got, want) -> bool:
+    """The fast pairs are divided by the factor: some pair that the reference keeps is divided
+    by the full factor in ``got``, and no rate is outside [plain / factor, plain] (a rate that
+    was only blended or moved the wrong way is another mistake). Whether one band or every band
+    was turned round, and however the bands were chosen, the fast end shows it."""
+    got, want, plain, factor = _rates_and_plain(case, got, want)
+    inside = np.all((got <= plain * (1 + 1e-6)) & (got >= plain / factor * (1 - 1e-6)))
+    return bool(inside and np.any(_kept(want, plain) & _divided(got, plain, factor)))
+
+
+def fast_divided_slow_kept(case: Case, got, want) -> bool:
+    """A ramp run backwards: fast pairs divided by the factor as above, and every pair that the
+    reference divides by the full factor kept (or blended) instead of divided."""
+    if not fast_pairs_divided(case, got, want):
+        return False
+    got, want, plain, factor = _rates_and_plain(case, got, want)
+    slow = _divided(want, plain, factor) & ~_kept(want, plain)
+    return bool(np.any(slow)) and not bool(np.any(slow & _divided(got, plain, factor)))
+
+
 # --------------------------------------------------------------------------- yarn_thetas
 
 
@@ -254,6 +292,11 @@ M_YARN_NO_ATTENTION = Mistake(
     "stretched model: it returns attention_factor = 0.1 * ln(factor) + 1 (1.0 only when "
     "factor <= 1).",
     yarn_thetas_no_attention_factor,
+    shows=lambda case, got, want: (
+        bool(np.allclose(got[0], want[0], rtol=1e-6, atol=1e-12))
+        and float(got[1]) == 1.0
+        and float(want[1]) != 1.0
+    ),
 )
 
 
@@ -271,6 +314,7 @@ M_YARN_SWAPPED = Mistake(
     "original_max: fast pairs, kept), the high end that of beta_slow (1 rotation: slower "
     "pairs are interpolated).",
     yarn_thetas_betas_swapped,
+    shows=lambda case, got, want: fast_divided_slow_kept(case, got[0], want[0]),
 )
 
 
@@ -321,11 +365,12 @@ def llama3_thetas_high_scaled(
 
 M_LLAMA3_HIGH = Mistake(
     "the high-frequency pairs scaled instead of the low ones",
-    "your fast pairs (short wavelengths) were divided by factor and the slow ones kept. "
-    "Llama 3 keeps the pairs whose wavelength is below original_max / high_freq_factor "
-    "and divides those above original_max / low_freq_factor by factor: the slow pairs "
-    "are the ones that never finished a turn in training.",
+    "your fast pairs (short wavelengths) were divided by factor. Llama 3 keeps the pairs "
+    "whose wavelength is below original_max / high_freq_factor and divides those above "
+    "original_max / low_freq_factor by factor: the slow pairs are the ones that never "
+    "finished a turn in training.",
     llama3_thetas_high_scaled,
+    shows=fast_pairs_divided,
 )
 
 

@@ -104,7 +104,31 @@ M_SOFTMAX_NO_MAX = Mistake(
     "and inf / inf is nan. Subtract the largest value of each row (along axis) before exp; "
     "the result does not change, and exp never sees a number above 0.",
     softmax_no_max,
+    shows=lambda case, got, want: softmax_shows_overflow(case, got, want),
 )
+
+
+def softmax_shows_overflow(case: Case, got: np.ndarray, want) -> bool:
+    """exp overflowed: every slice whose largest value is past what exp can hold (about 709.78)
+    is nan, inf or 0 (inf / inf, x / inf), every other slice right. That is
+    what any softmax without the max subtraction returns, written with numpy or a loop."""
+    x = np.asarray(case.args[0], dtype=np.float64)
+    axis = case.kwargs.get("axis", case.args[1] if len(case.args) > 1 else -1)
+    want = np.asarray(want, dtype=np.float64)
+    if got.shape != x.shape or not np.all(np.isfinite(want)):
+        return False
+    overflow = np.broadcast_to(np.max(x, axis=axis, keepdims=True) > EXP_LIMIT, x.shape)
+    wrong = ~np.isclose(got, want, rtol=1e-6, atol=1e-9) | ~np.isfinite(got)
+    overflowed = ~np.isfinite(got) | (got == 0.0)  # inf / inf, x / inf
+    return (
+        bool(np.any(wrong))
+        and not bool(np.any(wrong & ~overflow))
+        and bool(np.all(overflowed[overflow]))
+    )
+
+
+# The largest x whose exp is a finite float64.
+EXP_LIMIT = float(np.log(np.finfo(np.float64).max))
 
 
 SOFTMAX = FunctionCheck(

@@ -1,0 +1,106 @@
+"""The self-check's table (helpers.report) and what a failed assert came back with
+(helpers.came_back), on hand-made rows and asserts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from helpers import came_back, report
+from helpers.i18n import speaking
+
+
+def test_a_long_message_wraps_under_its_own_column():
+    rows = [
+        report.Row("dot", "passed", True, "all 9 checks passed"),
+        report.Row(
+            "apply_rope",
+            "partly",
+            False,
+            "apply_rope: partly right (" + "word " * 30 + ").",
+            where="See Exercise 4: `apply_rope`.",
+            details=("apply_rope is wrong on d=64.", "This looks like a known mistake."),
+            replay="Random cases from seed 7; replay with: " + "x" * 120,
+        ),
+        report.Row("DIM", "passed", True, "1 check passed", constant=True),
+    ]
+    text = report.table(rows)
+    lines = text.splitlines()
+    column = lines[0].index("message")
+    row = next(i for i, line in enumerate(lines) if line.startswith("apply_rope"))
+    assert lines[row].index("apply_rope: partly") == column
+    more = lines[row + 1 : row + 3]  # two lines more, each starting under the column
+    assert all(line[:column].strip() == "" and line[column] != " " for line in more), text
+    assert lines[row + 3].startswith("DIM"), text
+    assert all(len(line) <= report.WIDTH for line in lines), text
+    assert "See Exercise 4: `apply_rope`." in " ".join(text.split())
+    assert report.count_line(rows) == (1, 2)  # DIM is not counted among the functions
+    details = report.details(rows)
+    assert details.splitlines()[0] == "apply_rope:"
+    assert "  Random cases from seed 7; replay with: " + "x" * 120 in details  # whole
+
+
+def test_hangul_counts_two_columns():
+    assert report.width("통과") == 4 and report.width("ok") == 2
+    assert report.wrap("가나 다라 마바", 5) == ["가나", "다라", "마바"]
+
+
+def test_functions_with_the_same_details_share_one_block():
+    rows = [
+        report.Row(n, "FAILED", False, f"{n} is not defined.", details=("cell [3] stopped.",))
+        for n in ("a", "b")
+    ]
+    assert report.details(rows) == "a, b:\n  cell [3] stopped."
+
+
+def _failed(source: str) -> tuple[AssertionError, dict]:
+    namespace = {"np": np}
+    with pytest.raises(AssertionError) as info:
+        exec(compile(source, "<cell>", "exec"), namespace)  # noqa: S102 - a notebook cell
+    return info.value, namespace
+
+
+def test_what_came_back_shows_the_values_an_assert_compared():
+    source = 'r = np.array([1.0, -2.0, 3.0])\nassert np.allclose(r, [1.0, 2.0, 3.0]), "r is off"'
+    exc, _ = _failed(source)
+    assert came_back.came_back(exc, source) == [
+        "What came back:",
+        "  r = [1., -2., 3.]",
+        "  largest difference 4 at index 1",
+    ]
+
+
+def test_what_came_back_takes_the_false_term_and_the_sides_of_a_difference():
+    source = 's = 2.5\nassert s > 0 and abs(s - 1.5) < 1e-9, "s should be 1.5"'
+    exc, _ = _failed(source)
+    assert came_back.came_back(exc, source) == ["What came back:", "  s = 2.5"]
+    with speaking("ko"):
+        assert came_back.came_back(exc, source)[0] == "돌아온 값:"
+
+
+def test_what_came_back_leaves_out_random_draws():
+    source = 'rng = np.random.default_rng(0)\nassert rng.normal() > 10, "a large draw"'
+    exc, _ = _failed(source)
+    assert came_back.came_back(exc, source) == []
+
+
+def test_a_callee_whose_own_test_failed_is_named_first():
+    from helpers.session import Stop
+
+    namespace: dict = {}
+    exec(  # noqa: S102 - three cells of a notebook
+        "def _helper(v):\n    return apply_rope(v)\n"
+        "def apply_rope(v):\n    return v\n"
+        "def rope_score(q):\n    return _helper(q)\n",
+        namespace,
+    )
+    failed = {"apply_rope": Stop(11, '"""apply_rope: ..."""', "AssertionError: off")}
+    lines = came_back.callee_first("rope_score", namespace, failed)
+    assert lines == [
+        (
+            "rope_score calls your apply_rope, whose own test failed first (cell [11] "
+            '("""apply_rope: ...""")): fix apply_rope, then run this test again. rope_score '
+            "itself may well be right."
+        )
+    ]
+    assert came_back.callee_first("apply_rope", namespace, failed) == []
