@@ -428,8 +428,13 @@ def _learner_reads_feedback(browser, cls, learner: str) -> str:
 
 
 def _can_read(user: str, *cmd: str) -> bool:
+    """``cmd`` succeeds as ``user``, started in the user's home (as a server of the hub)."""
     proc = subprocess.run(
-        ["runuser", "-u", user, "--", *cmd], capture_output=True, text=True, check=False
+        ["runuser", "-u", user, "--", *cmd],
+        cwd=pwd.getpwnam(user).pw_dir,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     return proc.returncode == 0
 

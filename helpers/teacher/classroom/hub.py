@@ -692,6 +692,14 @@ def start(
         raise RuntimeError(f"the hub of {hub.state} runs already at {hub.url()}: hub-stop first")
     if not proxy_command(hub.course).exists():
         install_proxy(hub.course)
+    if _open_to_all(hub.course / "source"):
+        print(
+            f"warning: {hub.course / 'source'} (the solutions) and the course package are "
+            "readable by every account of this machine, learners included: keep the course "
+            "in a folder only the teachers may open (chgrp <teacher> and chmod o-rwx on a "
+            "folder above it; the teachers' server reads the course package there)",
+            file=sys.stderr,
+        )
     create_accounts(hub, members)
     exchange(hub)
     for teacher in teachers(members):
