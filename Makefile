@@ -10,7 +10,7 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 IDS := 01_order 02_sincos 03_norm 04_decay 05_rotation 06_rope 07_alibi 08_offsets 09_families 10_long_context
 
 .PHONY: setup lab test test-fast system-deps doctor notebooks lint bench clean \
-	release collect autograde feedback grades learner-build demo hub hub-stop
+	release collect autograde feedback grades report learner-build demo hub hub-stop
 
 # The teacher's cycle (helpers.classroom). EXCHANGE defaults to $PE_COURSE_EXCHANGE;
 # IDS_ARG narrows to some assignments (make release IDS_ARG=01_order); JOBS to the cores;
@@ -78,11 +78,21 @@ autograde: setup
 feedback: setup
 	$(BIN)/python -m helpers feedback $(IDS_ARG) $(EXCHANGE_FLAG) $(DB_FLAG)
 
+# make grades FORMAT=canvas ROSTER=roster.csv: the LMS's import (canvas, moodle or csv);
+# without FORMAT, grades.csv.
+FORMAT ?=
+ROSTER ?=
 grades: setup
-	$(BIN)/python -m helpers grades --out grades.csv $(DB_FLAG)
+	$(BIN)/python -m helpers grades $(if $(FORMAT),--format $(FORMAT),--out grades.csv) \
+		$(if $(ROSTER),--roster $(ROSTER),) $(DB_FLAG)
+
+# What the class got wrong: reports/index.html and a page per assignment.
+report: setup
+	$(BIN)/python -m helpers report $(IDS_ARG) $(DB_FLAG)
 
 # A sample class (correct, blank, each known mistake, cheating) through the whole cycle in
-# demo/course: autograded/, feedback/ and grades.csv are left there to open.
+# demo/course: autograded/, feedback/, grades.csv, the Canvas and Moodle files and
+# reports/index.html are left there to open.
 demo: setup
 	$(BIN)/python -m tests.demo --out demo
 
@@ -103,4 +113,4 @@ hub-stop: setup
 	$(BIN)/python -m helpers hub-stop $(HUB_STATE_FLAG)
 
 clean:
-	rm -rf autograded submitted feedback gradebook.db grades.csv artifacts .pytest_cache demo .proxy
+	rm -rf autograded submitted feedback gradebook.db grades.csv grades-*.csv reports artifacts .pytest_cache demo .proxy

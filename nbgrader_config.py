@@ -60,9 +60,21 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.LimitOutput",
     "helpers.teacher.nbgrader_plugin.IsolatedGrades",
     "nbgrader.preprocessors.SaveAutoGrades",
+    "helpers.teacher.classroom.late.ApplyDueDates",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
+
+# Late work (helpers.teacher.classroom.late): each assignment's due date (its English id covers every
+# language edition), per-learner extensions from extensions.csv (student_id, assignment, days)
+# and the penalty: 10 % of a notebook's score per day or part of a day late, at most 50 %.
+# Written into the gradebook at every grading, so a regrade recomputes the penalties from
+# what is configured now. No due date: no penalty.
+c.ApplyDueDates.duedates = {}  # e.g. {"06_rope": "2026-12-08 23:59:00 +0900"}
+c.ApplyDueDates.extensions_file = "extensions.csv"
+c.AssignLatePenalties.plugin_class = "helpers.teacher.classroom.late.DailyPenalty"
+c.DailyPenalty.per_day = 0.10
+c.DailyPenalty.cap = 0.50
 
 # Feedback shows the grader's messages, never the hidden tests' source (nbgrader #917).
 c.GenerateFeedback.preprocessors = [
@@ -73,3 +85,13 @@ c.GenerateFeedback.preprocessors = [
 
 if os.environ.get("PE_COURSE_EXCHANGE"):
     c.Exchange.root = os.environ["PE_COURSE_EXCHANGE"]
+
+# Feedback pages stand alone (helpers.teacher.feedback_render): formulas as MathML made when
+# the page is generated, no script and no request, hints open, verdicts wrapping, and a table
+# of each function's score, named mistake and exercise to revisit, in the assignment's language.
+from helpers.teacher import feedback_render  # noqa: E402
+
+c.HTMLExporter.template_name = feedback_render.TEMPLATE
+c.HTMLExporter.extra_template_basedirs = feedback_render.template_dirs()
+c.HTMLExporter.filters = feedback_render.FILTERS
+c.HTMLExporter.exclude_anchor_links = True

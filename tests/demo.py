@@ -28,6 +28,8 @@ from pathlib import Path
 
 import nbformat
 
+from helpers.teacher.classroom import lms
+from helpers.teacher.classroom import report as class_report
 from helpers.teacher.classroom.course import copy_course, course_id
 from helpers.teacher.classroom.grades import export_grades
 from helpers.teacher.classroom.grading import autograde
@@ -38,6 +40,8 @@ from tests.fixtures import grading_course as gc
 
 REPO = Path(__file__).resolve().parents[1]
 REAL = "06_rope"
+REAL_KO = "06_rope_ko"  # the Korean edition, taken by one learner
+KOREAN = "korean"
 FX = gc.ASSIGNMENT
 CHEATS = ("patch_numpy_builtins_math_in_answers", "always_equal_object")
 
@@ -54,6 +58,8 @@ def _learners() -> dict[str, dict]:
             "fx": ("answers", {**gc.SOLUTIONS, fn: body}),
             "rope": (i, how),
         }
+    # the Korean edition, one function wrong and one not written yet
+    plan[KOREAN] = {"fx": ("answers", dict(gc.SOLUTIONS)), "rope": ((3, 5), "ko")}
     plan["cheater"] = {"fx": ("tamper", CHEATS[0]), "rope": ([], "stub")}
     plan["cheater2"] = {"fx": ("tamper", CHEATS[1]), "rope": ([], "stub")}
     return plan
@@ -63,7 +69,7 @@ def build_course(out: Path) -> Path:
     """The scratch course: the repository's config, 06_rope and fx_grading."""
     if out.exists():
         shutil.rmtree(out)
-    course = copy_course(REPO, out / "course", [REAL])
+    course = copy_course(REPO, out / "course", [REAL, REAL_KO])
     src = course / "source" / FX
     src.mkdir(parents=True)
     nbformat.write(gc.source_notebook(), src / f"{FX}.ipynb")
@@ -104,10 +110,22 @@ def _fill(path: Path, course: Path, assignment: str, what, index: int) -> None:
     broken, how = what
     if broken == "blank":
         return
-    source = course / "source" / REAL / f"{REAL}.ipynb"
+    source = course / "source" / assignment / f"{assignment}.ipynb"
+    answers = rehearsal.answer_ids(source)
     if isinstance(broken, int):
-        answers = rehearsal.answer_ids(source)
         broken = [answers[broken % len(answers)]]
+    if how == "ko":  # the first one wrong, the second left as the stub
+        ways = dict(zip((answers[i % len(answers)] for i in broken), ("wrong", "stub")))
+        solutions = rehearsal.solution_cells(nbformat.read(source, as_version=4))
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            meta = cell.get("metadata", {}).get("nbgrader", {})
+            gid = meta.get("grade_id")
+            if meta.get("solution") and gid in solutions:
+                answer = solutions[gid]
+                cell.source = rehearsal._break(answer, ways[gid]) if gid in ways else answer
+        nbformat.write(nb, path)
+        return
     rehearsal.make_submission(path, source, path, broken=broken, how=how)
 
 
@@ -118,12 +136,37 @@ def learners_submit(course: Path, exchange: Path, homes: Path) -> list[str]:
     for index, (student, what) in enumerate(plan.items()):
         home = homes / student
         home.mkdir(parents=True, exist_ok=True)
-        for assignment, key in ((REAL, "rope"), (FX, "fx")):
+        real = REAL_KO if student == KOREAN else REAL
+        for assignment, key in ((real, "rope"), (FX, "fx")):
             _exchange_app("fetch", cid, assignment, student, home, exchange).start()
             path = home / assignment / f"{assignment}.ipynb"
             _fill(path, course, assignment, what[key], index)
             _exchange_app("submit", cid, assignment, student, home, exchange).start()
     return list(plan)
+
+
+# The school's roster of the class: the names, emails, LMS ids and sections the Canvas and
+# Moodle files carry (one name with a comma, one in Hangul, one with quotes).
+NAMES = {
+    "correct": "Lovelace, Ada",
+    "blank": "김민준",
+    "mistake01": 'Grace "Amazing" Hopper',
+}
+
+
+def write_roster(course: Path, students: list[str]) -> Path:
+    """``roster.csv`` of the class (``helpers.teacher.lms.ROSTER_COLUMNS``)."""
+    import csv
+
+    path = course / "roster.csv"
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["student_id", "name", "email", "lms_id", "section"])
+        for index, student in enumerate(students, start=1):
+            name = NAMES.get(student, f"Learner {student.capitalize()}")
+            section = "Section A" if index % 2 else "Section B"
+            writer.writerow([student, name, f"{student}@school.example", 40000 + index, section])
+    return path
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -140,24 +183,34 @@ def main(argv: list[str] | None = None) -> int:
     course = build_course(out)
     exchange, homes = out / "exchange", out / "learners"
     step(f"course folder {course} (06_rope and fx_grading)")
-    release(course, [REAL, FX], exchange)
+    release(course, [REAL, REAL_KO, FX], exchange)
     step("released")
     students = learners_submit(course, exchange, homes)
     step(f"{len(students)} learners fetched, answered and submitted: {', '.join(students)}")
-    collect(course, [REAL, FX], exchange)
+    collect(course, [REAL, REAL_KO, FX], exchange)
     step("collected")
-    report = autograde(course, [REAL, FX], jobs=args.jobs, progress=False)
+    report = autograde(course, [REAL, REAL_KO, FX], jobs=args.jobs, progress=False)
     step("autograded")
     print(report.summary())
-    feedback(course, [REAL, FX], exchange)
+    feedback(course, [REAL, REAL_KO, FX], exchange)
     step("feedback generated and released")
     rows = export_grades(course, course / "grades.csv")
     step(f"grades of {len(rows)} learners written")
+    roster = write_roster(course, students)
+    lms_files = {fmt: lms.export(course, fmt, roster_path=roster) for fmt in lms.FORMATS}
+    step("Canvas, Moodle and plain grade files written from the roster")
+    index = class_report.write(course)
+    step("class report written")
     seconds = time.perf_counter() - start
     print()
     print(f"demo class ready in {seconds:.0f} s. Open:")
     print(f"  {course / 'grades.csv'}                 one row per learner")
     print(f"  {course / REPORT_NAME}      status, score, seed and replay command per notebook")
+    print(f"  {roster}                 the school's roster: names, emails, LMS ids")
+    print(f"  {lms_files['canvas'].paths[0]}         Canvas's gradebook import")
+    print(f"  {lms_files['moodle'].paths[0]}         Moodle's grade import")
+    print(f"  {lms_files['csv'].paths[0]}          names, emails, status, totals")
+    print(f"  {index}        what the class got wrong")
     print(f"  {course / 'autograded'}/<learner>/<id>/<id>.ipynb   the graded notebooks")
     print(f"  {course / 'feedback'}/<learner>/<id>/<id>.html     what each learner reads")
     print(f"    e.g. {course / 'feedback' / 'mistake02' / FX / (FX + '.html')}")

@@ -29,7 +29,11 @@ LAYERS = [
     ["helpers.teacher.kernel", "helpers.teacher.worker", "helpers.teacher.channel"],
     ["helpers.teacher.isolated", "helpers.grader"],
     ["helpers.teacher.nbgrader_plugin", "helpers.teacher.learner_build"],
-    ["helpers.teacher.classroom", "helpers.teacher.feedback_page"],
+    [
+        "helpers.teacher.classroom",
+        "helpers.teacher.feedback_page",
+        "helpers.teacher.feedback_render",
+    ],
     ["helpers.cli", "helpers.__main__"],
 ]
 

@@ -43,6 +43,8 @@ NON_LITERAL_SITES = {
     ("helpers/teacher/verdict.py", "mistake.message"),
     ("helpers/teacher/verdict.py", "REPLAY"),
     ("helpers/grader.py", "TEACHER_SIDE"),
+    ("helpers/teacher/feedback_render.py", "mistake"),  # a mistake's catalogue name
+    ("helpers/teacher/classroom/report.py", "name"),  # a mistake's catalogue name
 }
 
 

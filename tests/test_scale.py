@@ -375,7 +375,7 @@ def test_demo_builds_a_class_to_open(tmp_path, capsys):
     assert float(rows["correct"]["total"]) == float(rows["correct"]["max_total"])
     assert float(rows["blank"]["total"]) == 0.0
     for student in rows:
-        for assignment in (A, demo.REAL):
+        for assignment in (A, demo.REAL_KO if student == demo.KOREAN else demo.REAL):
             assert (course / "autograded" / student / assignment / f"{assignment}.ipynb").exists()
             assert (course / "feedback" / student / assignment / f"{assignment}.html").exists()
     page = (course / "feedback" / "mistake02" / A / f"{A}.html").read_text(encoding="utf-8")

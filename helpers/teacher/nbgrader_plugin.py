@@ -51,6 +51,7 @@ __all__ = [
     "GRADER_NOTE",
     "NOT_RUN_NOTE",
     "TIMED_OUT_LOG",
+    "VERDICT_KEY",
     "HideHiddenTests",
     "IsolatedGrades",
     "RestoreCells",
@@ -355,12 +356,14 @@ class IsolatedGrades(NbGraderPreprocessor):
                 continue
             result = report[name]
             text = _for_the_learner(result.message)
+            cell.metadata[VERDICT_KEY] = verdict_record(result)
             if result.passed:
                 cell.outputs = [_stream(f"{name}: {text}")]
             elif result.score > 0:
                 # nbgrader's partial credit: a number as the cell's result, no error output
                 points = float(nbgrader_meta(cell).get("points", 0) or 0)
-                cell.outputs = [_stream(text), _result(round(points * result.score, 4))]
+                # unrounded: the gradebook sums it, totals are rounded once when exported
+                cell.outputs = [_stream(text), _result(points * result.score)]
             else:
                 cell.outputs = [_error_output("WrongAnswer", text)]
         if report.timeouts:
@@ -398,6 +401,24 @@ class IsolatedGrades(NbGraderPreprocessor):
             return f"submitted/{info['student']}/{info['assignment']}/{info['notebook']}.ipynb"
         except (KeyError, TypeError):
             return None
+
+
+# The cell metadata key of each grade cell's verdict in the autograded notebook, read by the
+# class report (``helpers.teacher.classroom.report``): the function, its verdict, its share of
+# the points, the catalogue name of the mistake it matched and whether it was left unwritten.
+VERDICT_KEY = "pe_verdict"
+
+
+def verdict_record(result) -> dict:
+    """What ``VERDICT_KEY`` holds for a ``verdict.FunctionResult``."""
+    return {
+        "function": result.name,
+        "verdict": result.verdict,
+        "score": float(result.score),
+        "mistake": result.mistake,
+        "unfinished": bool(getattr(result, "unfinished", False)),
+        "section": str(getattr(checks.CHECKS.get(result.name), "section", "") or ""),
+    }
 
 
 class RestoreCells(OverwriteCells):

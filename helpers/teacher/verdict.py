@@ -38,6 +38,7 @@ class FunctionResult:
     score: float = 0.0  # the share of the points earned, 0..1 (partial credit)
     points: float = 0.0  # the function's points in its notebook
     used: tuple[str, ...] = ()  # the other graded functions it called (reference stand-ins)
+    unfinished: bool = False  # not written yet (NotImplementedError) or not defined
 
     @property
     def verdict(self) -> str:
@@ -279,6 +280,7 @@ def judge(check, cases: list, wants: list, outcomes: list, replay: str) -> Funct
         n,
         score=score,
         points=check.points,
+        unfinished=bool(err.get("not_implemented") or err.get("missing")),
     )
 
 

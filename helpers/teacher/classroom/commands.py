@@ -1,8 +1,9 @@
 """The teacher's subcommands of ``python -m helpers``: parse the arguments, call the step.
 
-``release``, ``collect``, ``autograde``, ``feedback``, ``grades``, ``learner-build``, ``hub``
-and ``hub-stop``; what each does lives in the module that owns it (``steps``, ``grading``,
-``grades``, ``hub``, ``helpers.teacher.learner_build``). An error becomes one line and exit code 2.
+``release``, ``collect``, ``autograde``, ``feedback``, ``grades`` (with ``--format``: ``lms``),
+``report``, ``learner-build``, ``hub`` and ``hub-stop``; what each does lives in the module
+that owns it (``steps``, ``grading``, ``grades``, ``lms``, ``report``, ``hub``,
+``helpers.teacher.learner_build``). An error becomes one line and exit code 2.
 """
 
 from __future__ import annotations
@@ -11,13 +12,14 @@ import os
 import sys
 from pathlib import Path
 
-from helpers.teacher.classroom import hub
+from helpers.teacher.classroom import hub, lms
+from helpers.teacher.classroom import report as class_report
 from helpers.teacher.classroom.course import course_root, exchange_root
 from helpers.teacher.classroom.grades import export_grades
 from helpers.teacher.classroom.grading import autograde
 from helpers.teacher.classroom.steps import collect, feedback, release
 
-COMMANDS = ("release", "collect", "autograde", "feedback", "grades", "learner-build")
+COMMANDS = ("release", "collect", "autograde", "feedback", "grades", "report", "learner-build")
 
 
 def add_commands(sub) -> None:
@@ -53,7 +55,9 @@ def add_commands(sub) -> None:
     common(sub.add_parser("feedback", help="generate feedback and release it"), True)
     grades = sub.add_parser("grades", help="export the grades as CSV")
     common(grades, False)
-    grades.add_argument("--out", type=Path, default=Path("grades.csv"), help="CSV file")
+    grades.add_argument("--out", type=Path, default=None, help="CSV file")
+    lms.add_arguments(grades)
+    class_report.add_command(sub)
     hub.add_commands(sub)
     build = sub.add_parser("learner-build", help="a wheel of helpers without the solutions")
     build.add_argument("--out", type=Path, default=Path("dist"), help="output folder")
@@ -89,8 +93,12 @@ def run_command(args) -> int:
                 scheduler=args.scheduler,
             )
             print(report.summary())
+        elif args.command == "report":
+            class_report.run(course, args)
+        elif args.command == "grades" and args.format:
+            print("\n".join(lms.run(course, args).lines()))
         elif args.command == "grades":
-            out = args.out if args.out.is_absolute() else Path.cwd() / args.out
+            out = Path.cwd() / (args.out or "grades.csv")
             rows = export_grades(course, out, args.ids, args.db)
             print(f"wrote {len(rows)} learner(s) to {out}")
     except (ValueError, RuntimeError) as exc:

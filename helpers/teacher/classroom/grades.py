@@ -20,8 +20,8 @@ from helpers.teacher.classroom.summary import REPORT_NAME, read_report
 def notebook_scores(
     course: Path, ids: Iterable[str], students: Iterable[str], db: str | None = None
 ) -> tuple[dict[tuple[str, str, str], float], dict[tuple[str, str], float]]:
-    """``(learner, assignment, notebook) -> score`` from the gradebook (0 for a notebook
-    without an autograded file) and ``(assignment, notebook) -> max score``."""
+    """``(learner, assignment, notebook) -> score`` from the gradebook, less its late penalty
+    (0 for a notebook without an autograded file) and ``(assignment, notebook) -> max score``."""
     from nbgrader.api import Gradebook, MissingEntry
 
     ids = list(ids)
@@ -39,8 +39,9 @@ def notebook_scores(
                     continue
                 for nb in sub.notebooks:
                     path = course / "autograded" / student / assignment / f"{nb.name}.ipynb"
+                    late = float(nb.late_submission_penalty or 0.0)  # classroom.late
                     scores[(student, assignment, nb.name)] = (
-                        float(nb.score) if path.exists() else 0.0
+                        float(nb.score) - late if path.exists() else 0.0
                     )
     return scores, maxima
 
@@ -96,7 +97,8 @@ def export_grades(
     course: Path, out: Path, ids: Iterable[str] | None = None, db: str | None = None
 ) -> list[dict]:
     """Write one CSV row per learner: each notebook's score and language, ``total``,
-    ``max_total`` and ``status`` (``<id>: <status>`` of each notebook, from
+    ``max_total`` (two decimals, each rounded once; the total from the unrounded scores) and
+    ``status`` (``<id>: <status>`` of each notebook, from
     ``autograde_report.csv``).
 
     A notebook is one column whatever the language it was taken in (``06_rope`` and
@@ -125,7 +127,7 @@ def export_grades(
     rows = []
     for student in students:
         row: dict = {"student_id": student}
-        said = []
+        said, total = [], 0.0
         for base in bases:
             best = None
             for assignment in ids:
@@ -133,15 +135,16 @@ def export_grades(
                     continue
                 if best is None or scores[student][assignment] > scores[student][best]:
                     best = assignment
-            row[base] = round(scores[student][best], 6) if best else 0.0
+            total += scores[student][best] if best else 0.0
+            row[base] = round(scores[student][best], 2) if best else 0.0  # rounded once
             row[f"{base} language"] = split_assignment(best)[1] if best else ""
             variants = [a for a in ids if split_assignment(a)[0] == base]
             shown = best or next(
                 (a for a in variants if status[(student, a)] != "missing"), variants[0]
             )
             said.append(f"{base}: {status[(student, shown)]}")
-        row["total"] = round(sum(row[b] for b in bases), 6)
-        row["max_total"] = round(sum(base_max.values()), 6)
+        row["total"] = round(total, 2)  # from the unrounded scores
+        row["max_total"] = round(sum(base_max.values()), 2)
         row["status"] = "; ".join(said)
         rows.append(row)
     fields = ["student_id", *[f for b in bases for f in (b, f"{b} language")], "total"]

@@ -2,7 +2,7 @@
 
 ``python -m helpers hub --roster roster.csv`` (``make hub``), as root:
 
-- **accounts**: one Linux account per row of the roster (``id,name,email,lms_id,section``
+- **accounts**: one Linux account per row of the roster (``student_id,name,email,lms_id,section``
   and an optional ``role``: ``learner``, the default, or ``teacher``), with a home only its
   owner can open and a generated password (``passwords.csv`` of the hub's folder, readable
   by the teachers' first account alone). Accounts that exist already keep their password.
@@ -51,9 +51,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from helpers.teacher.classroom.course import copy_course, course_id, course_root
+from helpers.teacher.classroom.lms import ROSTER_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[3]
-ROSTER_FIELDS = ("id", "name", "email", "lms_id", "section")
+# The roster of the grades' export (``lms``): student_id, name, email, lms_id, section; the
+# learner's id (``student_id``, or ``id``) is their Linux account and nbgrader student id.
+ROSTER_FIELDS = ROSTER_COLUMNS
+ID_COLUMNS = ("student_id", "id")
 ROLES = ("learner", "teacher")
 # A Linux account name that useradd takes everywhere (Debian's NAME_REGEX, no dots).
 ACCOUNT = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
@@ -90,12 +94,15 @@ class Member:
 
 
 def read_roster(path: str | os.PathLike) -> list[Member]:
-    """The members of a roster CSV (header ``id,name,email,lms_id,section[,role]``)."""
+    """The members of a roster CSV (header ``student_id,name,email,lms_id,section[,role]``,
+    the roster of ``grades --format``; ``id`` may stand for ``student_id``)."""
     path = Path(path)
     with open(path, newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
         header = [h.strip() for h in (reader.fieldnames or [])]
-        missing = [f for f in ROSTER_FIELDS if f not in header]
+        key = next((c for c in ID_COLUMNS if c in header), ID_COLUMNS[0])
+        missing = [f for f in ROSTER_FIELDS if f not in header and f != ID_COLUMNS[0]]
+        missing = ([] if key in header else [key]) + missing
         if missing:
             raise ValueError(
                 f"roster {path} lacks the column(s) {', '.join(missing)}: its header must be "
@@ -104,6 +111,7 @@ def read_roster(path: str | os.PathLike) -> list[Member]:
         members, seen = [], set()
         for lineno, row in enumerate(reader, start=2):
             row = {k.strip(): (v or "").strip() for k, v in row.items() if k}
+            row["id"] = row[key]
             role = row.get("role") or "learner"
             if not ACCOUNT.match(row["id"]):
                 raise ValueError(
@@ -119,7 +127,9 @@ def read_roster(path: str | os.PathLike) -> list[Member]:
             if row["id"] in seen:
                 raise ValueError(f"roster {path} line {lineno}: id {row['id']!r} appears twice")
             seen.add(row["id"])
-            members.append(Member(*(row[f] for f in ROSTER_FIELDS), role=role))
+            members.append(
+                Member(row["id"], row["name"], row["email"], row["lms_id"], row["section"], role)
+            )
     if not any(m.role == "teacher" for m in members):
         raise ValueError(f"roster {path} names no teacher: give one row the role teacher")
     if not any(m.role == "learner" for m in members):
