@@ -373,7 +373,7 @@ def _chown_tree(top: Path, uid: int, gid: int) -> None:
             os.chown(os.path.join(folder, name), uid, gid, follow_symlinks=False)
 
 
-# --------------------------------------------------------------------------- the learners' environment
+# ------------------------------------------------------------------ the learners' environment
 
 
 def _open_to_all(path: Path) -> bool:
@@ -545,7 +545,7 @@ def _learner_config(hub: Hub, env: Path) -> None:
     )
 
 
-# --------------------------------------------------------------------------- the hub's configuration
+# ------------------------------------------------------------------ the hub's configuration
 
 
 def _free_port() -> int:
