@@ -15,7 +15,7 @@ ids:
 	@echo $(IDS)
 
 .PHONY: setup lab test test-fast system-deps doctor notebooks lint bench clean ids \
-	release collect autograde feedback grades report learner-build demo grade-ui
+	release collect autograde feedback grades report learner-build demo grade-ui hub hub-stop
 
 # The teacher's cycle (helpers.classroom). EXCHANGE defaults to $PE_COURSE_EXCHANGE;
 # IDS_ARG narrows to some assignments (make release IDS_ARG=01_order); JOBS to the cores;
@@ -31,12 +31,13 @@ DB_FLAG = $(if $(DB),--db $(DB),)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade --quiet pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,cluster]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,cluster,hub]'
 	touch $(STAMP)
 
 setup: $(STAMP)
 
-# Browser, sandbox and PostgreSQL packages for the classroom tests (Debian; root, else skipped).
+# Browser, sandbox and PostgreSQL packages for the classroom tests, and the hub's proxy from npm
+# (Debian; root, else skipped).
 system-deps:
 	@$(BIN)/python -m helpers system-deps || true
 
@@ -114,5 +115,18 @@ demo: setup
 learner-build: setup
 	$(BIN)/python -m helpers learner-build --out dist
 
+# The class of a roster on a JupyterHub of this machine (root): make hub ROSTER=roster.csv.
+# HUB_STATE is the hub's folder (default /srv/positional-encodings), PORT its port.
+ROSTER ?= roster.csv
+HUB_STATE ?=
+PORT ?= 8000
+HUB_STATE_FLAG = $(if $(HUB_STATE),--state $(HUB_STATE),)
+
+hub: setup system-deps
+	$(BIN)/python -m helpers hub --roster $(ROSTER) --port $(PORT) $(HUB_STATE_FLAG)
+
+hub-stop: setup
+	$(BIN)/python -m helpers hub-stop $(HUB_STATE_FLAG)
+
 clean:
-	rm -rf autograded submitted feedback gradebook.db grades.csv grades-*.csv reports artifacts .pytest_cache demo
+	rm -rf autograded submitted feedback gradebook.db grades.csv grades-*.csv reports artifacts .pytest_cache demo .proxy

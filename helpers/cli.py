@@ -222,12 +222,18 @@ def _browser_has_hangul() -> bool:
 
 
 def system_deps() -> int:
-    """Install Chromium, bubblewrap, PostgreSQL and a Korean font from Debian when missing
-    (root only; else explain). PostgreSQL serves the tests of a PostgreSQL gradebook
-    (``--db``); the font, the Korean notebooks in the browser test."""
+    """Install Chromium, bubblewrap, PostgreSQL, a Korean font, npm and patchelf from Debian
+    when missing, and configurable-http-proxy from npm (root only; else explain). PostgreSQL
+    serves the tests of a PostgreSQL gradebook (``--db``); the font, the Korean notebooks in
+    the browser test; npm and patchelf, the course's hub (``helpers.teacher.classroom.hub``)."""
     missing = [
         pkg
-        for pkg, tool in (("chromium", "chromium"), ("bubblewrap", "bwrap"))
+        for pkg, tool in (
+            ("chromium", "chromium"),
+            ("bubblewrap", "bwrap"),
+            ("npm", "npm"),  # configurable-http-proxy of the course's hub
+            ("patchelf", "patchelf"),  # the hub's copy of an interpreter others cannot run
+        )
         if shutil.which(tool) is None
     ]
     if not _postgres_installed():
@@ -235,7 +241,7 @@ def system_deps() -> int:
     if not _browser_has_hangul():
         missing.append("fonts-nanum")  # the browser's Hangul (the figures have their own)
     if not missing:
-        return 0
+        return _hub_proxy()
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
         print(
             f"not installed: {' '.join(missing)}; as root on Debian run "
@@ -249,7 +255,27 @@ def system_deps() -> int:
         env=env,
         check=False,
     )
-    return proc.returncode
+    return proc.returncode or _hub_proxy()
+
+
+def _hub_proxy() -> int:
+    """configurable-http-proxy from npm into ``.proxy/`` of the course (the hub's; as root,
+    like the Debian packages)."""
+    if not helpers.has_teacher():
+        return 0
+    from helpers.teacher.classroom import hub
+
+    if hub.proxy_command().exists():
+        return 0
+    if os.geteuid() != 0:
+        print(f"not installed: {hub.PROXY_PACKAGE} (npm, as root; the hub test is skipped)")
+        return 1
+    try:
+        hub.install_proxy()
+    except RuntimeError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    return 0
 
 
 # --------------------------------------------------------------------------- lab

@@ -16,6 +16,8 @@ nothing):
 ``lms``             the grades for Canvas, Moodle and a plain CSV, from a roster
 ``report``          what the class got wrong: ``reports/index.html``, a page per assignment
 ``late``            due dates, extensions and the late penalty (nbgrader plugins)
+``hub``             the class on a JupyterHub of this machine: accounts, groups, the
+                    learners' and the teacher's environments, start and stop
 ``commands``        the command line: parses the arguments and calls the step
 ==================  ===============================================================
 

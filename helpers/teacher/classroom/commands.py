@@ -1,8 +1,9 @@
 """The teacher's subcommands of ``python -m helpers``: parse the arguments, call the step.
 
 ``release``, ``collect``, ``autograde``, ``feedback``, ``grades`` (with ``--format``: ``lms``),
-``report`` and ``learner-build``; what each does lives in the module that owns it (``steps``,
-``grading``, ``grades``, ``lms``, ``report``, ``helpers.teacher.learner_build``). An error becomes one line and exit code 2.
+``report``, ``learner-build``, ``hub`` and ``hub-stop``; what each does lives in the module
+that owns it (``steps``, ``grading``, ``grades``, ``lms``, ``report``, ``hub``,
+``helpers.teacher.learner_build``). An error becomes one line and exit code 2.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from helpers.teacher.classroom import lms
+from helpers.teacher.classroom import hub, lms
 from helpers.teacher.classroom import report as class_report
 from helpers.teacher.classroom.course import course_root, exchange_root
 from helpers.teacher.classroom.grades import export_grades
@@ -57,12 +58,15 @@ def add_commands(sub) -> None:
     grades.add_argument("--out", type=Path, default=None, help="CSV file")
     lms.add_arguments(grades)
     class_report.add_command(sub)
+    hub.add_commands(sub)
     build = sub.add_parser("learner-build", help="a wheel of helpers without the solutions")
     build.add_argument("--out", type=Path, default=Path("dist"), help="output folder")
 
 
 def run_command(args) -> int:
     """Run one of ``COMMANDS`` from parsed arguments; errors become one line and exit code 2."""
+    if args.command in hub.COMMANDS:
+        return hub.run_command(args)
     try:
         if args.command == "learner-build":
             from helpers.teacher import learner_build

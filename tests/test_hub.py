@@ -1,0 +1,637 @@
+"""A class on a real JupyterHub of this machine, in headless Chromium.
+
+``helpers.teacher.classroom.hub`` starts the course's hub (PAM accounts of a roster, the
+local process spawner, nbgrader's groups, the learner environment) for a teacher and three
+learners whose accounts are named under a prefix of this test; then, through the browser:
+
+1. the teacher logs in and, in the Formgrader (a tab of its own), generates and releases
+   ``01_order``;
+2. each learner logs in, fetches it from the Assignments tab, writes answers into the
+   notebook (one right, one with the catalogued mistake "missing 1/sqrt(d_k)", one
+   unfinished), answers the written question when the notebook has one, runs every cell
+   (the self-check is the last), saves and submits;
+3. the hub is stopped and started again: the same passwords log in, the release and the
+   submissions are still there;
+4. the teacher collects (Formgrader), autogrades with ``python -m helpers autograde`` as
+   their own account, comments on every submission in the Formgrader, grades the written
+   answers and overrides one score, and releases the feedback (``python -m helpers
+   feedback``);
+5. each learner fetches the feedback and opens it: their verdicts and the teacher's comment,
+   no hidden test;
+6. ``grades.csv`` holds the manual scores;
+7. each learner's own account cannot read another learner's files, submissions or fetched
+   feedback, nor the course folder, the gradebook, the secret or the passwords.
+
+Screenshots of every step go to ``artifacts/hub/``; the steps' times are printed and written
+to ``artifacts/hub/timings.txt``. The accounts, the hub's processes and its folder are
+removed at the end, also when a step fails. Runs as root only (accounts, PAM).
+"""
+
+from __future__ import annotations
+
+import csv
+import inspect
+import os
+import pwd
+import re
+import secrets
+import shutil
+import subprocess
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from helpers.teacher.checks.order import M_ATTENTION_UNSCALED as MISTAKE
+from helpers.teacher.classroom import hub as hubmod
+from tests import classroom_kit as kit
+from tests import rehearsal
+from tests.test_browser import CHROMIUM, LAUNCH_ARGS
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+ASSIGNMENT = "01_order"
+ARTIFACTS = kit.REPO / "artifacts" / "hub"
+MARK = "pe-course hub test"  # the accounts' full name starts with it (leftovers are found)
+PREFIX = "pehub" + secrets.token_hex(2)
+TEACHER = f"{PREFIX}-teach"
+RIGHT, WRONG, PART = f"{PREFIX}-right", f"{PREFIX}-wrong", f"{PREFIX}-part"
+LEARNERS = (RIGHT, WRONG, PART)
+PART_WRITES = ("answer_softmax", "answer_attention")  # the unfinished learner stops there
+OVERRIDE = ("test_attention_scaled", 1.0)  # the wrong learner's cell and its manual score
+COMMENTED = "answer_attention"
+WRITTEN = "The order of the tokens is lost without positions: attention is a weighted sum."
+TIMEOUT_MS = 180_000
+
+
+def _skip_reason() -> str:
+    if os.geteuid() != 0:
+        return (
+            "the hub test creates Linux accounts and runs JupyterHub's PAM authenticator and "
+            "spawner: it needs root (make test as root)"
+        )
+    if not Path(CHROMIUM).exists():
+        return f"Chromium not found at {CHROMIUM}: `make system-deps`"
+    for module, hint in (("playwright", "make setup"), ("jupyterhub", "pip install -e .[hub]")):
+        try:
+            __import__(module)
+        except ImportError:
+            return f"{module} is not installed: `{hint}`"
+    if not hubmod.proxy_command().exists() and shutil.which("npm") is None:
+        return "configurable-http-proxy is not installed and npm is missing: `make system-deps`"
+    if not kit.real_ids([ASSIGNMENT]):
+        return f"source/{ASSIGNMENT} does not exist"
+    return ""
+
+
+SKIP = _skip_reason()
+
+
+def _leftovers() -> list[str]:
+    """Accounts of an earlier run of this test (their full name starts with MARK)."""
+    return [p.pw_name for p in pwd.getpwall() if p.pw_gecos.startswith(MARK)]
+
+
+class Timings:
+    def __init__(self):
+        self.steps: list[tuple[str, float]] = []
+
+    @contextmanager
+    def step(self, name: str):
+        start = time.monotonic()
+        try:
+            yield
+        finally:
+            self.steps.append((name, time.monotonic() - start))
+
+    def table(self) -> str:
+        total = sum(t for _, t in self.steps)
+        lines = [f"{t:7.1f} s  {name}" for name, t in self.steps]
+        return "\n".join([*lines, f"{total:7.1f} s  total"])
+
+
+TIMES = Timings()
+
+
+STATE_PREFIX = "pe-hub-test-"
+
+
+def _sweep() -> None:
+    """What an earlier run killed before its clean-up left: its hub, folder and accounts."""
+    for state in Path(tempfile.gettempdir()).glob(STATE_PREFIX + "*"):
+        hubmod.stop(hubmod.Hub(state, kit.REPO, "positional-encodings"))
+        shutil.rmtree(state, ignore_errors=True)
+    hubmod.remove_accounts(_leftovers())
+
+
+@pytest.fixture(scope="module")
+def cls():
+    """The class's hub: accounts, the hub on free ports, its folder; all removed after."""
+    _sweep()
+    state = Path(tempfile.mkdtemp(prefix=STATE_PREFIX))
+    os.chmod(state, 0o755)
+    roster = state / "roster.csv"
+    with open(roster, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow([*hubmod.ROSTER_FIELDS, "role"])
+        writer.writerow([TEACHER, f"{MARK} teacher", "t@example.org", "T0", "A", "teacher"])
+        for i, name in enumerate(LEARNERS, start=1):
+            writer.writerow([name, f"{MARK} {i}", f"l{i}@example.org", f"L{i}", "A", ""])
+    members = hubmod.read_roster(roster)
+    hub = hubmod.Hub(state, kit.REPO, "positional-encodings")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for old in ARTIFACTS.glob("*.png"):
+        old.unlink()
+    try:
+        with TIMES.step("hub: accounts, environments, JupyterHub started"):
+            url = hubmod.start(hub, members, hubmod._free_port(), ids=[ASSIGNMENT])
+        with open(hub.passwords, newline="", encoding="utf-8") as fh:
+            passwords = {row["id"]: row["password"] for row in csv.DictReader(fh)}
+        yield {"hub": hub, "url": url, "passwords": passwords, "members": members}
+    finally:
+        print("\nsteps of the class on the hub:\n" + TIMES.table())
+        start = time.monotonic()
+        try:
+            hubmod.stop(hub)
+        finally:
+            hubmod.remove_accounts([m.id for m in members])
+            shutil.rmtree(state, ignore_errors=True)
+            print(
+                f"clean-up (hub stopped, accounts and files removed): "
+                f"{time.monotonic() - start:.1f} s"
+            )
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS, headless=True)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+# --------------------------------------------------------------------------- browser steps
+
+
+def _shot(page, name: str) -> None:
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
+def _login(browser, cls, user: str):
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(cls["url"] + "/hub/login")
+    page.fill("#username_input", user)
+    page.fill("#password_input", cls["passwords"][user])
+    page.click("#login_submit")
+    page.wait_for_url("**/lab**")
+    page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").wait_for()
+    return page
+
+
+def _modal_ok(page, expect: str) -> str:
+    """Wait for the Formgrader's dialog, check it says ``expect``, close it; its text."""
+    dialog = page.locator(".modal-dialog")
+    dialog.wait_for()
+    text = dialog.inner_text()
+    page.locator(".modal-footer button").first.click()
+    dialog.wait_for(state="detached")
+    assert expect in text, f"the Formgrader said:\n{text[:2000]}"
+    return text
+
+
+def _formgrader(page, cls, path: str = "manage_assignments") -> None:
+    page.goto(f"{cls['url']}/user/{TEACHER}/formgrader/{path}")
+    page.wait_for_load_state("networkidle")
+
+
+def _assignments_tab(page) -> None:
+    tab = page.locator(".lm-TabBar-tab", has_text="Assignments")
+    if tab.count():
+        tab.first.click()
+        page.locator("#refresh_assignments_list").click()
+    else:
+        page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").click()
+        page.locator(".lm-Menu-itemLabel", has_text="Assignment List").click()
+
+
+def _released_notebook() -> nbformat.NotebookNode:
+    return nbformat.read(kit.REPO / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
+
+
+def _written_cells(nb) -> list[int]:
+    """Indices of the written answers (markdown cells graded by hand)."""
+    return [
+        i
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "markdown"
+        and c.metadata.get("nbgrader", {}).get("solution")
+        and c.metadata.get("nbgrader", {}).get("grade")
+    ]
+
+
+def _mistake_answer() -> str:
+    """The catalogued mistake "missing 1/sqrt(d_k)" as a learner would write it."""
+    lines = inspect.getsource(MISTAKE.impl).splitlines()
+    code = "\n".join(ln for ln in lines if '"""' not in ln)  # its docstring names it
+    return code.replace("def attention_unscaled(", "def attention(").replace(
+        "ref.softmax(", "softmax("
+    )
+
+
+def _answers(learner: str) -> dict[str, str]:
+    source = nbformat.read(kit.REPO / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
+    right = {g: c for g, c in rehearsal.solution_cells(source).items() if g.startswith("answer")}
+    if learner == WRONG:
+        return right | {"answer_attention": _mistake_answer()}
+    if learner == PART:
+        return {g: right[g] for g in PART_WRITES}
+    return right
+
+
+# Every code cell's prompt: some ran, none waits.
+RUN_DONE_JS = """() => {
+  const prompts = [...document.querySelectorAll(
+    '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')].map(e => e.innerText);
+  return prompts.some(t => /\\d/.test(t)) && !prompts.some(t => t.includes('*'));
+}"""
+
+
+# Every code cell's prompt has its execution count.
+ALL_RUN_JS = """() => [...document.querySelectorAll(
+    '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')]
+    .every(e => /\\[\\d+\\]/.test(e.innerText))"""
+
+
+def _type_into(page, cell, text: str) -> None:
+    cell.scroll_into_view_if_needed()
+    cell.locator(".cm-content").first.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(text)
+
+
+def _learner_works(browser, cls, learner: str) -> str:
+    """Fetch, answer, self-check, save and submit as ``learner``; the self-check's text."""
+    page = _login(browser, cls, learner)
+    try:
+        _assignments_tab(page)
+        released = page.locator("#released_assignments_list .list_item", has_text=ASSIGNMENT)
+        released.locator("button", has_text="Fetch").click()
+        page.locator("#fetched_assignments_list .list_item", has_text=ASSIGNMENT).first.wait_for()
+        _shot(page, f"2-{learner}-fetched")
+        page.goto(
+            f"{cls['url']}/user/{learner}/lab/tree/positional-encodings/{ASSIGNMENT}/"
+            f"{ASSIGNMENT}.ipynb?reset"
+        )
+        page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for()
+        nb = _released_notebook()
+        cells = page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-Cell")
+        page.wait_for_function(  # every cell in the page (the hub's windowingMode none)
+            "n => document.querySelectorAll("
+            "'.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell').length === n",
+            arg=len(nb.cells),
+        )
+        answers = _answers(learner)
+        for i, cell in enumerate(nb.cells):
+            gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if gid in answers:
+                _type_into(page, cells.nth(i), answers[gid])
+        for i in _written_cells(nb) if learner != PART else ():  # PART leaves it unwritten
+            cells.nth(i).dblclick()
+            _type_into(page, cells.nth(i), WRITTEN)
+        page.keyboard.press("Escape")
+        page.get_by_role("menuitem", name="Run").first.click()
+        page.get_by_text("Run All Cells", exact=True).first.click()
+        page.wait_for_function(RUN_DONE_JS)
+        # Run All stops at a failing cell: the learner runs each cell left, one by one
+        code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+        for i in code:
+            if not re.search(r"\d", cells.nth(i).locator(".jp-InputPrompt").inner_text()):
+                cells.nth(i).scroll_into_view_if_needed()
+                cells.nth(i).locator(".cm-content").first.click()
+                page.keyboard.press("Control+Enter")
+        page.wait_for_function(ALL_RUN_JS)
+        check = cells.nth(code[-1])  # the self-check
+        check.scroll_into_view_if_needed()
+        verdict = check.locator(".jp-OutputArea").inner_text()
+        _shot(page, f"2-{learner}-self-check")
+        page.keyboard.press("Control+s")
+        page.locator(".jp-mod-dirty").first.wait_for(state="detached")
+        _assignments_tab(page)
+        fetched = page.locator("#fetched_assignments_list .list_item", has_text=ASSIGNMENT)
+        fetched.locator("button", has_text="Submit").first.click()
+        page.locator("#submitted_assignments_list .list_item", has_text=ASSIGNMENT).first.wait_for()
+        _shot(page, f"2-{learner}-submitted")
+        return verdict
+    finally:
+        page.context.close()
+
+
+def _as_teacher(cls, *args: str) -> str:
+    """``python -m helpers <args>`` as the teacher's own account, in the course folder."""
+    hub = cls["hub"]
+    env_bin = hub.teacher_env / "bin"
+    course = hub.course_dir(TEACHER)
+    proc = subprocess.run(
+        [
+            "runuser",
+            "-u",
+            TEACHER,
+            "--",
+            "env",
+            "-i",
+            f"HOME={course.parent}",
+            f"PATH={env_bin}:/usr/bin:/bin",
+            "LANG=C.UTF-8",
+            str(env_bin / "python"),
+            "-m",
+            "helpers",
+            *args,
+            "--course",
+            str(course),
+        ],
+        cwd=course,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, f"helpers {' '.join(args)} failed:\n{proc.stdout}{proc.stderr}"
+    return proc.stdout + proc.stderr
+
+
+def _submission_page(page, cls, learner: str) -> None:
+    _formgrader(page, cls, f"gradebook/{ASSIGNMENT}/{ASSIGNMENT}")
+    href = page.locator("a.name-shown", has_text=learner).first.get_attribute("href")
+    page.goto(cls["url"] + href)
+    page.wait_for_load_state("networkidle")
+
+
+def _save_field(page, locator, value: str) -> None:
+    locator.scroll_into_view_if_needed()
+    locator.fill(value)
+    locator.press("Tab")  # the Formgrader saves on change
+
+
+def _teacher_grades(browser, cls, nb) -> None:
+    page = _login(browser, cls, TEACHER)
+    try:
+        for learner in LEARNERS:
+            _submission_page(page, cls, learner)
+            comment = page.locator(f"textarea#{COMMENTED}-comment")
+            _save_field(page, comment, f"Comment for {learner}: check the scale of the scores.")
+            if learner == WRONG:
+                gid, score = OVERRIDE
+                _save_field(page, page.locator(f"input.score#{gid}"), str(score))
+            for i in _written_cells(nb):
+                gid = nb.cells[i].metadata["nbgrader"]["grade_id"]
+                points = nb.cells[i].metadata["nbgrader"]["points"]
+                value = str(points) if learner != PART else "0"
+                _save_field(page, page.locator(f"input.score#{gid}"), value)
+            page.wait_for_function(
+                "() => [...document.querySelectorAll('.save-icon')]"
+                ".every(e => getComputedStyle(e).display === 'none' || "
+                "e.classList.contains('score-saved') || e.classList.contains('comment-saved'))"
+            )
+            page.wait_for_load_state("networkidle")
+            _shot(page, f"3-formgrader-{learner}")
+    finally:
+        page.context.close()
+
+
+def _learner_reads_feedback(browser, cls, learner: str) -> str:
+    page = _login(browser, cls, learner)
+    try:
+        _assignments_tab(page)
+        submitted = page.locator("#submitted_assignments_list .list_item", has_text=ASSIGNMENT)
+        submitted.locator("button", has_text="Fetch Feedback").first.click()
+        link = submitted.locator("a", has_text="view feedback").first
+        link.wait_for()
+        _shot(page, f"4-{learner}-feedback-fetched")
+        link.click()  # the file browser goes to the feedback's folder
+        page.locator(".jp-DirListing-item", has_text=f"{ASSIGNMENT}.html").dblclick()
+        frame = page.frame_locator(".jp-MainAreaWidget:not(.lm-mod-hidden) iframe").first
+        body = frame.locator("body")
+        body.get_by_text("Comment for", exact=False).first.wait_for()
+        _shot(page, f"4-{learner}-feedback")
+        return body.inner_text()
+    finally:
+        page.context.close()
+
+
+def _can_read(user: str, *cmd: str) -> bool:
+    """``cmd`` succeeds as ``user``, started in the user's home (as a server of the hub)."""
+    proc = subprocess.run(
+        ["runuser", "-u", user, "--", *cmd],
+        cwd=pwd.getpwnam(user).pw_dir,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return proc.returncode == 0
+
+
+# --------------------------------------------------------------------------- the test
+
+
+@pytest.mark.skipif(bool(SKIP), reason=SKIP or "ready")
+def test_a_class_on_the_hub(cls, browser):
+    hub, nb = cls["hub"], _released_notebook()
+    course = hub.course_dir(TEACHER)
+
+    with TIMES.step("teacher: log in, Formgrader: generate and release 01_order"):
+        page = _login(browser, cls, TEACHER)
+        _shot(page, "1-teacher-lab")
+        _formgrader(page, cls)
+        row = page.locator(f"tr:has(td.name[data-order='{ASSIGNMENT}'])")
+        row.locator("td.assign a").click()
+        _modal_ok(page, "Success")
+        row.locator("td.release a").click()
+        _modal_ok(page, f"Successfully released '{ASSIGNMENT}'")
+        page.wait_for_load_state("networkidle")
+        _shot(page, "1-teacher-released")
+        page.context.close()
+
+    verdicts = {}
+    for learner in LEARNERS:
+        with TIMES.step(f"learner {learner}: fetch, answer, self-check, submit"):
+            verdicts[learner] = _learner_works(browser, cls, learner)
+    functions = [g.removeprefix("answer_") for g in _answers(RIGHT)]
+    for learner, verdict in verdicts.items():
+        print(f"\nself-check of {learner}:\n{verdict}")
+        assert "BEGIN HIDDEN TESTS" not in verdict
+    if all("classroom self-check" in text for text in verdicts.values()):
+        # the learner build's own public checks: verdicts, and the mistake named
+        table = {learner: _self_check_table(text, functions) for learner, text in verdicts.items()}
+        assert set(table[RIGHT].values()) == {"passed"}, table[RIGHT]
+        # what calls attention is wrong with it; softmax is right
+        assert table[WRONG]["attention"] != "passed" and table[WRONG]["softmax"] == "passed"
+        assert MISTAKE.message in verdicts[WRONG] and MISTAKE.message not in verdicts[RIGHT]
+        done = [g.removeprefix("answer_") for g in PART_WRITES]
+        assert all(table[PART][f] == "passed" for f in done), table[PART]
+        assert all(table[PART][f] != "passed" for f in functions if f not in done), table[PART]
+    else:  # a learner build without checks says that grading is the teacher's, nothing more
+        for learner, text in verdicts.items():
+            assert "teacher" in text and MISTAKE.message not in text, (learner, text)
+
+    with TIMES.step("hub: stopped (make hub-stop)"):
+        port = int(cls["url"].rsplit(":", 1)[1])
+        assert hubmod.stop(hub), "the hub ran"
+        assert hubmod.running_pid(hub) is None
+    with TIMES.step("hub: started again (make hub)"):
+        assert hubmod.start(hub, cls["members"], port, ids=[ASSIGNMENT]) == cls["url"]
+
+    with TIMES.step("teacher: Formgrader collect; python -m helpers autograde"):
+        page = _login(browser, cls, TEACHER)
+        _formgrader(page, cls)
+        row = page.locator(f"tr:has(td.name[data-order='{ASSIGNMENT}'])")
+        assert row.locator("td.status").inner_text().strip() == "released", "kept: released"
+        row.locator("td.collect a").click()
+        _modal_ok(page, "Success")
+        page.reload()
+        row.locator("td.num-submissions").get_by_text(str(len(LEARNERS))).wait_for()
+        _shot(page, "3-teacher-collected")
+        page.context.close()
+        summary = _as_teacher(cls, "autograde", ASSIGNMENT, "--jobs", "2", "--no-progress")
+        _as_teacher(cls, "grades", "--out", str(course / "grades-auto.csv"))
+    print(f"\n{summary}")
+    assert "no problems" in summary, summary
+
+    with TIMES.step("teacher: Formgrader: comments, written answers, one override"):
+        _teacher_grades(browser, cls, nb)
+
+    with TIMES.step("teacher: python -m helpers feedback; grades"):
+        _as_teacher(cls, "feedback", ASSIGNMENT, "--exchange", str(hub.exchange))
+        _as_teacher(cls, "grades", "--out", str(course / "grades.csv"))
+
+    feedback = {}
+    for learner in LEARNERS:
+        with TIMES.step(f"learner {learner}: fetch and open feedback"):
+            feedback[learner] = _learner_reads_feedback(browser, cls, learner)
+
+    with TIMES.step("access: each learner's account against the others' files"):
+        denied = _access_checks(cls)
+
+    (ARTIFACTS / "timings.txt").write_text(TIMES.table() + "\n", encoding="utf-8")
+
+    # feedback: the verdicts, the teacher's comment, no hidden test
+    for learner, text in feedback.items():
+        assert f"Comment for {learner}" in text, f"{learner}'s feedback lacks the comment"
+        assert "BEGIN HIDDEN TESTS" not in text and 'grade("' not in text, (
+            f"{learner}'s feedback shows a hidden test"
+        )
+        assert "test_attention_scaled" in text, f"{learner}'s feedback lacks the verdicts"
+    assert MISTAKE.message in feedback[WRONG], "the wrong learner's feedback names the mistake"
+    assert MISTAKE.message not in feedback[RIGHT]
+
+    # grades.csv: the manual scores
+    auto = _grades(course / "grades-auto.csv")
+    final = _grades(course / "grades.csv")
+    written = sum(nb.cells[i].metadata["nbgrader"]["points"] for i in _written_cells(nb))
+    assert auto[RIGHT] > auto[WRONG] > auto[PART] >= 0, auto
+    assert final[RIGHT] == pytest.approx(auto[RIGHT] + written), (auto, final)
+    assert final[PART] == pytest.approx(auto[PART]), (auto, final)
+    wrong_auto = _auto_score(cls, WRONG, OVERRIDE[0])
+    assert final[WRONG] == pytest.approx(auto[WRONG] - wrong_auto + OVERRIDE[1] + written), (
+        auto,
+        final,
+        wrong_auto,
+    )
+
+    # access: nothing of the others, nor of the teacher
+    readable = {what: users for what, users in denied.items() if users}
+    assert not readable, f"learners could read: {readable}"
+
+
+def _self_check_table(text: str, functions: list[str]) -> dict[str, str]:
+    """``function -> verdict`` from the self-check's table (one line per function)."""
+    found, lines = {}, text.splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln.startswith("---")), len(lines))
+    for line in lines[start + 1 :]:
+        words = line.split()
+        if not words:
+            break  # the table ends; the details of each function follow
+        if len(words) >= 2 and words[0] in functions:
+            found[words[0]] = words[1]
+    assert set(found) == set(functions), f"the self-check lists {sorted(found)}:\n{text}"
+    return found
+
+
+def _grades(path: Path) -> dict[str, float]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        return {row["student_id"]: float(row[ASSIGNMENT]) for row in csv.DictReader(fh)}
+
+
+def _auto_score(cls, learner: str, grade_id: str) -> float:
+    """The autograde score of one cell, from the gradebook (read as root)."""
+    from nbgrader.api import Gradebook
+
+    course = cls["hub"].course_dir(TEACHER)
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        grade = gb.find_grade(grade_id, ASSIGNMENT, ASSIGNMENT, learner)
+        return float(grade.auto_score or 0.0)
+
+
+def _access_checks(cls) -> dict[str, list[str]]:
+    """``what -> [learners who could read it]`` for every file a learner must not read."""
+    hub = cls["hub"]
+    course = hub.course_dir(TEACHER)
+    exchange = hub.exchange / hub.course_id
+    found: dict[str, list[str]] = {}
+
+    def check(what: str, user: str, *cmd: str) -> None:
+        found.setdefault(what, [])
+        if _can_read(user, *cmd):
+            found[what].append(user)
+
+    for learner in LEARNERS:
+        for other in LEARNERS:
+            if other == learner:
+                continue
+            home = Path(pwd.getpwnam(other).pw_dir)
+            work = home / "positional-encodings" / ASSIGNMENT
+            check("another learner's home", learner, "ls", str(home))
+            check("another learner's notebook", learner, "cat", str(work / f"{ASSIGNMENT}.ipynb"))
+            check("another learner's fetched feedback", learner, "ls", str(work / "feedback"))
+        check("the submissions in the exchange", learner, "ls", str(exchange / "inbound"))
+        check("the feedback folder of the exchange", learner, "ls", str(exchange / "feedback"))
+        check("the course folder", learner, "ls", str(course))
+        check("the collected submissions", learner, "ls", str(course / "submitted"))
+        check("the gradebook", learner, "cat", str(course / "gradebook.db"))
+        check("the grading secret", learner, "cat", str(course / ".grading_secret"))
+        check("the grades", learner, "cat", str(course / "grades.csv"))
+        check("the passwords", learner, "cat", str(hub.passwords))
+        check("the teachers' environment", learner, "ls", str(hub.teacher_env))
+        python = str(hub.learner_env / "bin" / "python")
+        check("the reference and the checks", learner, python, "-c", "import helpers.teacher")
+        # and what a learner must reach: their own work and the released assignment
+        own = Path(pwd.getpwnam(learner).pw_dir) / "positional-encodings" / ASSIGNMENT
+        assert _can_read(learner, "cat", str(own / f"{ASSIGNMENT}.ipynb")), learner
+        assert _can_read(learner, "ls", str(exchange / "outbound" / ASSIGNMENT)), learner
+        assert _can_read(learner, python, "-c", "import helpers.grader, nbgrader"), learner
+    return found
+
+
+def test_roster_errors(tmp_path):
+    """The roster's mistakes are named: a missing column, a bad account name, no teacher."""
+    path = tmp_path / "roster.csv"
+    path.write_text("id,name,email,section\nada,Ada,a@x,A\n")
+    with pytest.raises(ValueError, match="lms_id"):
+        hubmod.read_roster(path)
+    path.write_text("id,name,email,lms_id,section,role\nAda Lovelace,Ada,a@x,1,A,teacher\n")
+    with pytest.raises(ValueError, match="Linux account"):
+        hubmod.read_roster(path)
+    path.write_text("id,name,email,lms_id,section\nada,Ada,a@x,1,A\n")
+    with pytest.raises(ValueError, match="no teacher"):
+        hubmod.read_roster(path)
+    path.write_text("id,name,email,lms_id,section,role\nt,T,t@x,0,A,teacher\nada,Ada,a@x,1,A,\n")
+    members = hubmod.read_roster(path)
+    assert hubmod.teachers(members) == ["t"] and hubmod.learners(members) == ["ada"]
