@@ -468,19 +468,16 @@ def test_a_class_on_the_hub(cls, browser):
     for learner, verdict in verdicts.items():
         print(f"\nself-check of {learner}:\n{verdict}")
         assert "BEGIN HIDDEN TESTS" not in verdict
-    if all("classroom self-check" in text for text in verdicts.values()):
-        # the learner build's own public checks: verdicts, and the mistake named
-        table = {learner: _self_check_table(text, functions) for learner, text in verdicts.items()}
-        assert set(table[RIGHT].values()) == {"passed"}, table[RIGHT]
-        # what calls attention is wrong with it; softmax is right
-        assert table[WRONG]["attention"] != "passed" and table[WRONG]["softmax"] == "passed"
-        assert MISTAKE.message in verdicts[WRONG] and MISTAKE.message not in verdicts[RIGHT]
-        done = [g.removeprefix("answer_") for g in PART_WRITES]
-        assert all(table[PART][f] == "passed" for f in done), table[PART]
-        assert all(table[PART][f] != "passed" for f in functions if f not in done), table[PART]
-    else:  # a learner build without checks says that grading is the teacher's, nothing more
-        for learner, text in verdicts.items():
-            assert "teacher" in text and MISTAKE.message not in text, (learner, text)
+    # the learner build's own public checks: verdicts, and the mistake named
+    assert all("classroom self-check" in text for text in verdicts.values()), verdicts
+    table = {learner: _self_check_table(text, functions) for learner, text in verdicts.items()}
+    assert set(table[RIGHT].values()) == {"passed"}, table[RIGHT]
+    # what calls attention is wrong with it; softmax is right
+    assert table[WRONG]["attention"] != "passed" and table[WRONG]["softmax"] == "passed"
+    assert MISTAKE.message in verdicts[WRONG] and MISTAKE.message not in verdicts[RIGHT]
+    done = [g.removeprefix("answer_") for g in PART_WRITES]
+    assert all(table[PART][f] == "passed" for f in done), table[PART]
+    assert all(table[PART][f] != "passed" for f in functions if f not in done), table[PART]
 
     with TIMES.step("hub: stopped (make hub-stop)"):
         port = int(cls["url"].rsplit(":", 1)[1])
