@@ -47,6 +47,8 @@ import pytest
 
 from helpers.teacher.checks.order import M_ATTENTION_UNSCALED as MISTAKE
 from helpers.teacher.classroom import hub as hubmod
+from helpers.teacher.classroom import hub_accounts as accounts
+from helpers.teacher.classroom import hub_roster as hubroster
 from tests import classroom_kit as kit
 from tests import rehearsal
 from tests.test_browser import CHROMIUM, LAUNCH_ARGS
@@ -122,9 +124,9 @@ STATE_PREFIX = "pe-hub-test-"
 def _sweep() -> None:
     """What an earlier run killed before its clean-up left: its hub, folder and accounts."""
     for state in Path(tempfile.gettempdir()).glob(STATE_PREFIX + "*"):
-        hubmod.stop(hubmod.Hub(state, kit.REPO, "positional-encodings"))
+        hubmod.stop(hubroster.Hub(state, kit.REPO, "positional-encodings"))
         shutil.rmtree(state, ignore_errors=True)
-    hubmod.remove_accounts(_leftovers())
+    accounts.remove_accounts(_leftovers())
 
 
 @pytest.fixture(scope="module")
@@ -136,12 +138,12 @@ def cls():
     roster = state / "roster.csv"
     with open(roster, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
-        writer.writerow([*hubmod.ROSTER_FIELDS, "role"])
+        writer.writerow([*hubroster.ROSTER_FIELDS, "role"])
         writer.writerow([TEACHER, f"{MARK} teacher", "t@example.org", "T0", "A", "teacher"])
         for i, name in enumerate(LEARNERS, start=1):
             writer.writerow([name, f"{MARK} {i}", f"l{i}@example.org", f"L{i}", "A", ""])
-    members = hubmod.read_roster(roster)
-    hub = hubmod.Hub(state, kit.REPO, "positional-encodings")
+    members = hubroster.read_roster(roster)
+    hub = hubroster.Hub(state, kit.REPO, "positional-encodings")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     for old in ARTIFACTS.glob("*.png"):
         old.unlink()
@@ -157,7 +159,7 @@ def cls():
         try:
             hubmod.stop(hub)
         finally:
-            hubmod.remove_accounts([m.id for m in members])
+            accounts.remove_accounts([m.id for m in members])
             shutil.rmtree(state, ignore_errors=True)
             print(
                 f"clean-up (hub stopped, accounts and files removed): "
@@ -622,13 +624,13 @@ def test_roster_errors(tmp_path):
     path = tmp_path / "roster.csv"
     path.write_text("id,name,email,section\nada,Ada,a@x,A\n")
     with pytest.raises(ValueError, match="lms_id"):
-        hubmod.read_roster(path)
+        hubroster.read_roster(path)
     path.write_text("id,name,email,lms_id,section,role\nAda Lovelace,Ada,a@x,1,A,teacher\n")
     with pytest.raises(ValueError, match="Linux account"):
-        hubmod.read_roster(path)
+        hubroster.read_roster(path)
     path.write_text("id,name,email,lms_id,section\nada,Ada,a@x,1,A\n")
     with pytest.raises(ValueError, match="no teacher"):
-        hubmod.read_roster(path)
+        hubroster.read_roster(path)
     path.write_text("id,name,email,lms_id,section,role\nt,T,t@x,0,A,teacher\nada,Ada,a@x,1,A,\n")
-    members = hubmod.read_roster(path)
-    assert hubmod.teachers(members) == ["t"] and hubmod.learners(members) == ["ada"]
+    members = hubroster.read_roster(path)
+    assert hubroster.teachers(members) == ["t"] and hubroster.learners(members) == ["ada"]
