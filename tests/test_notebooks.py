@@ -184,25 +184,16 @@ def validation_failures(output: str) -> int:
 
 
 def graded_test_cells(path: Path) -> int:
-    """The cells nbgrader validate fails in an unanswered learner notebook: its graded test
-    cells, and its written answers (manually graded Markdown answer cells), which still hold
-    their stub."""
+    """The graded test cells of a notebook: nbgrader validate fails each of them while the
+    learner notebook is unanswered."""
     nb = nbformat.read(path, as_version=4)
-    tests = sum(
+    return sum(
         1
         for c in nb.cells
         if c.cell_type == "code"
         and c.metadata.get("nbgrader", {}).get("grade")
         and not c.metadata["nbgrader"].get("solution")
     )
-    written = sum(
-        1
-        for c in nb.cells
-        if c.cell_type == "markdown"
-        and c.metadata.get("nbgrader", {}).get("grade")
-        and c.metadata["nbgrader"].get("solution")
-    )
-    return tests + written
 
 
 def written_answer_cells(path: Path) -> int:
