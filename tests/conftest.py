@@ -30,6 +30,11 @@ XDIST_GROUPS = {
     ("test_notebook_claims.py", None): "claims",  # each notebook executed once, for both
     ("test_notebook_statements.py", None): "claims",  # (test_notebook_claims.cells)
     ("test_notebook_claims_0910.py", None): "claims-0910",  # 09 and 10 executed once
+    ("test_notebook_claims_11.py", None): "claims-11",  # 11 executed once
+    ("test_notebook_claims_12.py", None): "claims-12",  # 12 executed once
+    ("test_hub.py", None): "hub",  # one hub: its accounts, ports and environments
+    ("test_learner_account.py", None): "learner-account",  # the account, its wheelhouse
+    ("test_formgrader.py", None): "formgrader",  # one course, one JupyterLab
     ("test_notebooks.py", "test_notebooks_are_source_regenerated"): "regenerated",
     ("test_make_lab.py", None): "make-lab",  # `make lab` in the repository
 }

@@ -10,50 +10,22 @@ pairs 18, 17 and 0), not taken from the code under test.
 from __future__ import annotations
 
 import re
-import shutil
-from pathlib import Path
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.claims_kit import executed, holds
+
 pytestmark = pytest.mark.slow
-
-SKIPPED = ("explorer", "self_check")
-
-
-def _run(nb_id: str, workdir: Path) -> tuple[dict[str, str], dict[str, str]]:
-    """(Markdown source by cell id, printed output by code cell id) of one executed notebook."""
-    folder = workdir / nb_id
-    shutil.copytree(ROOT / "source" / nb_id, folder)
-    nb = nbformat.read(folder / f"{nb_id}.ipynb", as_version=4)
-    nb.cells = [c for c in nb.cells if c.get("id") not in SKIPPED]
-    client = NotebookClient(
-        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
-    )
-    client.execute()
-    text = {c.id: c.source for c in nb.cells if c.cell_type == "markdown"}
-    printed = {
-        c.id: "".join(o.get("text", "") for o in c.get("outputs", []))
-        for c in nb.cells
-        if c.cell_type == "code"
-    }
-    return text, printed
 
 
 @pytest.fixture(scope="module")
 def families(tmp_path_factory):
-    return _run("09_families", tmp_path_factory.mktemp("claims09"))
+    return executed("09_families", tmp_path_factory.mktemp("claims09"))
 
 
 @pytest.fixture(scope="module")
 def long_context(tmp_path_factory):
-    return _run("10_long_context", tmp_path_factory.mktemp("claims10"))
-
-
-def holds(haystack: str, pattern: str) -> bool:
-    return re.search(pattern, haystack) is not None
+    return executed("10_long_context", tmp_path_factory.mktemp("claims10"))
 
 
 # (Markdown cell, pattern in it, code cell, pattern in its output)

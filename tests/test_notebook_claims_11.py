@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
+
+from tests.claims_kit import executed, holds
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "transformers_rope_nd.json"
@@ -30,26 +29,7 @@ SKIPPED = ("explorer", "explorer-mrope", "self_check")
 @pytest.fixture(scope="module")
 def rope_nd(tmp_path_factory):
     """(Markdown source by cell id, printed output by code cell id) of the executed notebook."""
-    nb_id = "11_rope_nd"
-    folder = tmp_path_factory.mktemp("claims11") / nb_id
-    shutil.copytree(ROOT / "source" / nb_id, folder)
-    nb = nbformat.read(folder / f"{nb_id}.ipynb", as_version=4)
-    nb.cells = [c for c in nb.cells if c.get("id") not in SKIPPED]
-    client = NotebookClient(
-        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
-    )
-    client.execute()
-    text = {c.id: c.source for c in nb.cells if c.cell_type == "markdown"}
-    printed = {
-        c.id: "".join(o.get("text", "") for o in c.get("outputs", []))
-        for c in nb.cells
-        if c.cell_type == "code"
-    }
-    return text, printed
-
-
-def holds(haystack: str, pattern: str) -> bool:
-    return re.search(pattern, haystack) is not None
+    return executed("11_rope_nd", tmp_path_factory.mktemp("claims11"), SKIPPED)
 
 
 # (Markdown cell, pattern in it, code cell, pattern in its output)

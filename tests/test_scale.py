@@ -221,8 +221,10 @@ def test_regrade_is_identical_and_learners_get_different_cases(local_class):
         [sys.executable, *replay[1:]], cwd=course, capture_output=True, text=True, check=False
     )
     assert proc.returncode == 1, proc.stderr
+    # the command's table wraps long messages under their column: compare the words
+    printed = " ".join(proc.stdout.split())
     for line in text.strip().splitlines():
-        assert line in proc.stdout, line
+        assert " ".join(line.split()) in printed, line
     assert f"seed {seeds_seen[student]}" in proc.stdout
 
 
@@ -283,8 +285,9 @@ def test_dask_cluster_with_a_postgresql_gradebook_equals_a_local_run(
     local_rows = (tmp_path / "local.csv").read_text()
     assert (tmp_path / "dask.csv").read_text() == local_rows
     rows = {r["student_id"]: r for r in csv.DictReader(io.StringIO(local_rows))}
+    # grades.csv holds each score rounded once, to two decimals
     assert {s: float(rows[s][A]) for s in LOST} == {
-        s: pytest.approx(first.scores[s][A], abs=1e-6) for s in LOST
+        s: pytest.approx(round(first.scores[s][A], 2), abs=1e-9) for s in LOST
     }
     dask_scores = read_scores(course, [A], list(LOST), url)[0]
     assert {s: pytest.approx(v[A]) for s, v in first.scores.items() if s in LOST} == {

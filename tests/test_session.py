@@ -241,14 +241,23 @@ def test_a_stopped_run_all_says_in_the_self_check_which_cell_stopped_it(tmp_path
 
 @pytest.mark.slow
 def test_nbgrader_validate_still_fails_a_wrong_visible_test(tmp_path):
-    from tests.test_notebooks import course_copy, nb_path, nbgrader_validate, validation_failures
+    from tests.test_notebooks import (
+        course_copy,
+        nb_path,
+        nbgrader_validate,
+        validation_failures,
+        written_answer_cells,
+    )
 
     course = course_copy(REPO, tmp_path, ["06_rope"], learner=True)
     nbformat.write(_rope_learner(tmp_path), nb_path(course, "notebooks", "06_rope"))
     status, output = nbgrader_validate(nb_path(course, "notebooks", "06_rope"), course)
     assert status == 0, output
-    # apply_rope's and rope_score's visible tests, turns' and slow_pairs' (turns unwritten)
-    assert validation_failures(output) == 4, output
+    # apply_rope's and rope_score's visible tests, turns' and slow_pairs' (turns unwritten),
+    # and the written answers, left as released
+    written = written_answer_cells(nb_path(course, "notebooks", "06_rope"))
+    assert written >= 1
+    assert validation_failures(output) == 4 + written, output
     assert "at d = 4, base 100, pos 1" in output
     # the Validate button's report says what came back, and which function to fix first
     flat = " ".join(output.split())
