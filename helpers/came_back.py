@@ -223,13 +223,13 @@ def _difference(pair: list) -> str | None:
     )
 
 
-def callee_first(name: str, namespace: Mapping, failed: Mapping[str, object]) -> list[str]:
-    """For a failed test of ``name``: the functions it calls whose own test failed first."""
+def callees(name: str, namespace: Mapping) -> list[str]:
+    """The functions of ``namespace`` that ``name`` calls, and the ones those call."""
     target = namespace.get(name)
-    if not callable(target) or not failed:
+    if not callable(target):
         return []
     seen, todo, calls = {name}, [target], []
-    while todo:  # the functions of the notebook it calls, and the ones those call
+    while todo:
         code = getattr(todo.pop(), "__code__", None)
         for used in getattr(code, "co_names", ()):
             if used in seen:
@@ -239,6 +239,14 @@ def callee_first(name: str, namespace: Mapping, failed: Mapping[str, object]) ->
             if callable(fn) and hasattr(fn, "__code__"):
                 calls.append(used)
                 todo.append(fn)
+    return calls
+
+
+def callee_first(name: str, namespace: Mapping, failed: Mapping[str, object]) -> list[str]:
+    """For a failed test of ``name``: the functions it calls whose own test failed first."""
+    if not failed:
+        return []
+    calls = callees(name, namespace)
     lines = []
     for callee in calls:
         if callee in failed:

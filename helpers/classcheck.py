@@ -297,8 +297,28 @@ def self_check(
             names = recognised(function)
             if names:
                 report.mistakes[function["name"]] = names
+        _name_failed_callees(report, namespace)
         _print(report)
         return report
+
+
+def _name_failed_callees(report: ClassReport, namespace) -> None:
+    """A function that did not pass and calls another graded function that did not pass
+    either says so: here each function runs with the learner's own callees."""
+    from helpers.came_back import callees
+
+    failed = {r.name for r in report.results if r.verdict in ("partly", "FAILED")}
+    for result in report.results:
+        if result.name not in failed:
+            continue
+        for callee in callees(result.name, namespace):
+            if callee in failed:
+                result.message += "\n" + tr(
+                    "{name} calls your {callee}, which failed its own checks: fix {callee} "
+                    "first, then check again. {name} itself may well be right.",
+                    name=result.name,
+                    callee=callee,
+                )
 
 
 def _shown(verdict: str) -> str:

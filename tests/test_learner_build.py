@@ -293,6 +293,41 @@ def test_classroom_self_check_right_wrong_and_unfinished(assignment, learner_pyt
     print(shown)
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(not kit.real_ids(["01_order"]), reason="01_order is needed")
+def test_classroom_self_check_names_the_wrong_callee(learner_python, tmp_path):
+    """In the learner build each function runs with the learner's own callees: a function
+    that fails beside a failing callee says which callee to fix first; one whose callees
+    pass says nothing of them."""
+    wrong = {
+        "attention": "def attention(Q, K, V, bias=None):\n"
+        "    s = np.asarray(Q, float) @ np.asarray(K, float).T\n"
+        "    if bias is not None:\n        s = s + bias\n"
+        "    return softmax(s, axis=-1) @ np.asarray(V, float)",
+    }
+    runner = tmp_path / "classroom.py"
+    runner.write_text(CLASSROOM)
+    proc = subprocess.run(
+        [str(learner_python), "-W", "ignore", str(runner), "01_order"],
+        input=_answers("01_order", wrong),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+        env=kit.env(),
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    *printed, verdicts = proc.stdout.strip().splitlines()
+    verdicts = json.loads(verdicts)
+    printed = " ".join(" ".join(printed).split())
+    assert verdicts["attention"] == ["partly", "missing 1/sqrt(d_k)"], verdicts
+    assert verdicts["softmax"][0] == "passed" and verdicts["self_attention"][0] != "passed"
+    note = "{name} calls your {callee}, which failed its own checks: fix {callee} first"
+    assert note.format(name="self_attention", callee="attention") in printed, printed
+    assert note.format(name="attention", callee="softmax") not in printed, printed
+
+
 def test_wheel_ships_public_checks_only(wheel):
     """The classroom data holds exactly the fixed cases of every check (no random case, no
     expected value of one), and no wrong implementation of a mistake ships."""
