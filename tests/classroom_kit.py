@@ -15,6 +15,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import nbformat
@@ -246,3 +250,35 @@ def leaked_solution(block: list[str], lines: list[str], run: int = 3) -> str | N
         if tuple(block[i : i + run]) in grams:
             return "\n".join(block[i : i + run])
     return None
+
+
+@contextmanager
+def lab_server(
+    cmd: list[str], cwd: Path, env: dict[str, str], log_path: Path, port: int, token: str
+) -> Iterator[str]:
+    """A JupyterLab server of ``cmd`` (its output in ``log_path``), its URL once
+    ``/api/status`` answers; stopped afterwards (terminate, then kill)."""
+    import pytest
+
+    log = open(log_path, "w")  # noqa: SIM115  (closed below)
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    log.flush()
+                    pytest.fail("JupyterLab did not start:\n" + log_path.read_text())
+                time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()

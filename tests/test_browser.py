@@ -24,7 +24,6 @@ import secrets
 import shutil
 import socket
 import statistics
-import subprocess
 import sys
 import time
 import urllib.request
@@ -183,48 +182,23 @@ def lab(tmp_path_factory):
     (settings / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
     env = kit.env() | {"HOME": str(home), "JUPYTER_CONFIG_DIR": str(home / ".jupyter")}
     env.pop("NBGRADER_EXECUTION", None)
-    log = open(tmp_path / "lab.log", "w")  # noqa: SIM115  (closed below)
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jupyter",
-            "lab",
-            "--no-browser",
-            f"--port={port}",
-            "--ip=127.0.0.1",
-            f"--IdentityProvider.token={token}",
-            f"--ServerApp.root_dir={root}",
-            "--allow-root",
-            "--ServerApp.open_browser=False",
-            "--LabApp.news_url=",
-            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        ],
-        cwd=root,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    log.flush()
-                    pytest.fail("JupyterLab did not start:\n" + (tmp_path / "lab.log").read_text())
-                time.sleep(0.5)
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyter",
+        "lab",
+        "--no-browser",
+        f"--port={port}",
+        "--ip=127.0.0.1",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        "--allow-root",
+        "--ServerApp.open_browser=False",
+        "--LabApp.news_url=",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    with kit.lab_server(cmd, root, env, tmp_path / "lab.log", port, token) as url:
         yield url, token
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import subprocess
-import time
 import urllib.request
 from pathlib import Path
 
@@ -80,28 +78,8 @@ def grade_ui(graded, tmp_path_factory):
         "JUPYTER_CONFIG_DIR": str(tmp / ".jupyter"),
         "PE_COURSE_EXCHANGE": str(tmp / "exchange"),
     }
-    log = open(tmp / "lab.log", "w")  # noqa: SIM115  (closed below)
-    proc = subprocess.Popen(cmd, cwd=graded, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    log.flush()
-                    pytest.fail("JupyterLab did not start:\n" + (tmp / "lab.log").read_text())
-                time.sleep(0.5)
+    with kit.lab_server(cmd, graded, env, tmp / "lab.log", port, token) as url:
         yield url, token
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 def _ids(course: Path) -> tuple[str, str]:
