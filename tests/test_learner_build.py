@@ -24,6 +24,7 @@ import nbformat
 import pytest
 
 from helpers import ASSIGNMENTS
+from helpers.i18n import split_assignment
 from helpers.teacher import learner_build
 from tests import classroom_kit as kit
 from tests import rehearsal
@@ -243,6 +244,26 @@ def _answers(assignment: str, wrong: dict[str, str]) -> str:
     return code + "\n\n" + "\n\n".join(wrong.values())
 
 
+def _classroom(learner_python, assignment: str, wrong: dict[str, str], tmp_path) -> tuple:
+    """The learner build's self-check of ``assignment`` on the source's answers with
+    ``wrong`` in place: (the printed table, {function: [verdict, mistake]})."""
+    runner = tmp_path / "classroom.py"
+    runner.write_text(CLASSROOM)
+    proc = subprocess.run(
+        [str(learner_python), "-W", "ignore", str(runner), assignment],
+        input=_answers(split_assignment(assignment)[0], wrong),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+        env=kit.env(),
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    *printed, verdicts = proc.stdout.strip().splitlines()
+    return "\n".join(printed), json.loads(verdicts)
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not kit.real_ids(["01_order"]), reason="01_order is needed")
 @pytest.mark.parametrize("assignment", ["01_order", "01_order_ko"])
@@ -256,22 +277,7 @@ def test_classroom_self_check_right_wrong_and_unfinished(assignment, learner_pyt
         "order_gap_with_pe": "def order_gap_with_pe(*args, **kwargs):\n"
         "    raise NotImplementedError()",
     }
-    runner = tmp_path / "classroom.py"
-    runner.write_text(CLASSROOM)
-    proc = subprocess.run(
-        [str(learner_python), "-W", "ignore", str(runner), assignment],
-        input=_answers("01_order", wrong),
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-        env=kit.env(),
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    *printed, verdicts = proc.stdout.strip().splitlines()
-    verdicts = json.loads(verdicts)
-    shown = "\n".join(printed)
+    shown, verdicts = _classroom(learner_python, assignment, wrong, tmp_path)
     printed = " ".join(shown.split())  # the table wraps long messages under their column
 
     def said(text: str) -> bool:
@@ -305,22 +311,8 @@ def test_classroom_self_check_names_the_wrong_callee(learner_python, tmp_path):
         "    if bias is not None:\n        s = s + bias\n"
         "    return softmax(s, axis=-1) @ np.asarray(V, float)",
     }
-    runner = tmp_path / "classroom.py"
-    runner.write_text(CLASSROOM)
-    proc = subprocess.run(
-        [str(learner_python), "-W", "ignore", str(runner), "01_order"],
-        input=_answers("01_order", wrong),
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-        env=kit.env(),
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    *printed, verdicts = proc.stdout.strip().splitlines()
-    verdicts = json.loads(verdicts)
-    printed = " ".join(" ".join(printed).split())
+    shown, verdicts = _classroom(learner_python, "01_order", wrong, tmp_path)
+    printed = " ".join(shown.split())
     assert verdicts["attention"] == ["partly", "missing 1/sqrt(d_k)"], verdicts
     assert verdicts["softmax"][0] == "passed" and verdicts["self_attention"][0] != "passed"
     note = "{name} calls your {callee}, which failed its own checks: fix {callee} first"
