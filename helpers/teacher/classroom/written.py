@@ -38,28 +38,36 @@ def waiting(
 ) -> dict[tuple[str, str, str], Waiting]:
     """``(learner, assignment, notebook) -> Waiting`` for every submitted notebook of the
     gradebook at ``url`` (a notebook whose written answers are all scored: ``Waiting()``)."""
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import Gradebook
 
     out: dict[tuple[str, str, str], Waiting] = {}
-    ids, students = list(ids), list(students)
     with Gradebook(url, course_id) as gb:
-        for student in students:
-            for assignment in ids:
-                try:
-                    submission = gb.find_submission(assignment, student)
-                except MissingEntry:
+        for student, assignment, notebook in _submitted_notebooks(gb, ids, students):
+            found = Waiting()
+            for grade in notebook.grades:
+                if not is_written(grade) or grade.manual_score is not None:
                     continue
-                for notebook in submission.notebooks:
-                    found = Waiting()
-                    for grade in notebook.grades:
-                        if not is_written(grade) or grade.manual_score is not None:
-                            continue
-                        if grade.auto_score is None:
-                            found = found + Waiting(answers=1)
-                        else:  # unchanged since the release: nbgrader's 0
-                            found = found + Waiting(blank=1)
-                    out[(student, assignment, notebook.name)] = found
+                if grade.auto_score is None:
+                    found = found + Waiting(answers=1)
+                else:  # unchanged since the release: nbgrader's 0
+                    found = found + Waiting(blank=1)
+            out[(student, assignment, notebook.name)] = found
     return out
+
+
+def _submitted_notebooks(gb, ids: Iterable[str], students: Iterable[str]):
+    """(learner, assignment, submitted notebook) of every submission in the gradebook."""
+    from nbgrader.api import MissingEntry
+
+    ids = list(ids)
+    for student in students:
+        for assignment in ids:
+            try:
+                submission = gb.find_submission(assignment, student)
+            except MissingEntry:
+                continue
+            for notebook in submission.notebooks:
+                yield student, assignment, notebook
 
 
 def settle(url: str, course_id: str, ids: Iterable[str], students: Iterable[str]) -> int:
@@ -70,26 +78,19 @@ def settle(url: str, course_id: str, ids: Iterable[str], students: Iterable[str]
     automatic score, so its manual score stands and the flag is cleared. Returns how many
     flags were cleared.
     """
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import Gradebook
 
     cleared = 0
-    ids, students = list(ids), list(students)
     with Gradebook(url, course_id) as gb:
-        for student in students:
-            for assignment in ids:
-                try:
-                    submission = gb.find_submission(assignment, student)
-                except MissingEntry:
-                    continue
-                for notebook in submission.notebooks:
-                    for grade in notebook.grades:
-                        if (
-                            is_written(grade)
-                            and grade.manual_score is not None
-                            and grade.needs_manual_grade
-                        ):
-                            grade.needs_manual_grade = False
-                            cleared += 1
+        for _student, _assignment, notebook in _submitted_notebooks(gb, ids, students):
+            for grade in notebook.grades:
+                if (
+                    is_written(grade)
+                    and grade.manual_score is not None
+                    and grade.needs_manual_grade
+                ):
+                    grade.needs_manual_grade = False
+                    cleared += 1
         if cleared:
             gb.db.commit()
     return cleared
