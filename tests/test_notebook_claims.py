@@ -450,6 +450,17 @@ def number(text: str, pattern: str, where: str) -> str:
     return m.group(1)
 
 
+def says_what_it_printed(nb_id, md_id, md_pattern, code_id, out_pattern, tmp_path_factory):
+    """The number the Markdown cell says equals the one the code cell printed, each to the
+    digits it shows."""
+    found = cells(nb_id, tmp_path_factory)
+    said, said_tol = parse(number(found[md_id], md_pattern, f"{nb_id} {md_id}"))
+    printed, printed_tol = parse(number(found[code_id], out_pattern, f"{nb_id} {code_id}"))
+    assert abs(said - printed) <= said_tol + printed_tol + 1e-12 * abs(printed), (
+        f"{nb_id}: the text of {md_id!r} says {said}, the cell {code_id!r} printed {printed}"
+    )
+
+
 @pytest.mark.parametrize(
     ("nb_id", "md_id", "md_pattern", "code_id", "out_pattern"),
     CLAIMS,
@@ -458,12 +469,7 @@ def number(text: str, pattern: str, where: str) -> str:
 def test_prose_number_is_the_printed_number(
     nb_id, md_id, md_pattern, code_id, out_pattern, tmp_path_factory
 ):
-    found = cells(nb_id, tmp_path_factory)
-    said, said_tol = parse(number(found[md_id], md_pattern, f"{nb_id} {md_id}"))
-    printed, printed_tol = parse(number(found[code_id], out_pattern, f"{nb_id} {code_id}"))
-    assert abs(said - printed) <= said_tol + printed_tol + 1e-12 * abs(printed), (
-        f"{nb_id}: the text of {md_id!r} says {said}, the cell {code_id!r} printed {printed}"
-    )
+    says_what_it_printed(nb_id, md_id, md_pattern, code_id, out_pattern, tmp_path_factory)
 
 
 def test_01_float32_gap_is_a_few_rounding_units(tmp_path_factory):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_notebook_claims import cells, number, parse
+from tests.test_notebook_claims import cells, says_what_it_printed
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
@@ -172,12 +172,7 @@ STATEMENTS = [
 def test_statement_number_is_the_printed_number(
     nb_id, md_id, md_pattern, code_id, out_pattern, tmp_path_factory
 ):
-    found = cells(nb_id, tmp_path_factory)
-    said, said_tol = parse(number(found[md_id], md_pattern, f"{nb_id} {md_id}"))
-    printed, printed_tol = parse(number(found[code_id], out_pattern, f"{nb_id} {code_id}"))
-    assert abs(said - printed) <= said_tol + printed_tol + 1e-12 * abs(printed), (
-        f"{nb_id}: the text of {md_id!r} says {said}, the cell {code_id!r} printed {printed}"
-    )
+    says_what_it_printed(nb_id, md_id, md_pattern, code_id, out_pattern, tmp_path_factory)
 
 
 # ----------------------------------------------------------------------------- 01_order
