@@ -86,6 +86,16 @@ c.GenerateFeedback.preprocessors = [
 if os.environ.get("PE_COURSE_EXCHANGE"):
     c.Exchange.root = os.environ["PE_COURSE_EXCHANGE"]
 
+# The exchange's plug-ins (helpers.teacher.classroom.exchange), for `nbgrader collect`,
+# `python -m helpers collect` and the Formgrader's Collect button alike: collect takes only
+# regular files owned by the account an inbound entry names (no link, no device, no forged
+# folder, a secret of its own) and dates each submission by the server, never by the
+# learner's timestamp.txt; feedback is released for everyone it can be; the exchange and its
+# inbound folder get the sticky bit.
+c.ExchangeFactory.collect = "helpers.teacher.classroom.exchange.SafeCollect"
+c.ExchangeFactory.release_feedback = "helpers.teacher.classroom.exchange.SafeReleaseFeedback"
+c.ExchangeFactory.release_assignment = "helpers.teacher.classroom.exchange.SafeReleaseAssignment"
+
 # Feedback pages stand alone (helpers.teacher.feedback_render): formulas as MathML made when
 # the page is generated, no script and no request, hints open, verdicts wrapping, and a table
 # of each function's score, named mistake and exercise to revisit, in the assignment's language.

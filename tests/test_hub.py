@@ -31,11 +31,13 @@ from __future__ import annotations
 
 import csv
 import inspect
+import json
 import os
 import pwd
 import re
 import secrets
 import shutil
+import stat
 import subprocess
 import tempfile
 import time
@@ -129,12 +131,29 @@ def _sweep() -> None:
     accounts.remove_accounts(_leftovers())
 
 
+# What a checkout holds besides the tests (a clone of the repository, without the venv).
+CLONE_IGNORE = shutil.ignore_patterns(
+    ".git", ".venv", "artifacts", "demo", "dist", "__pycache__", ".pytest_cache", "*.pyc"
+)
+
+
+def private_checkout(top: Path) -> Path:
+    """The course as a careful teacher keeps it: a checkout inside a folder of mode 0700
+    (``mktemp -d``), with the hub's proxy (``.proxy/``) of this checkout."""
+    course = top / "positional-encodings"
+    shutil.copytree(kit.REPO, course, ignore=CLONE_IGNORE, symlinks=True)
+    assert stat.S_IMODE(top.stat().st_mode) == 0o700
+    return course
+
+
 @pytest.fixture(scope="module")
 def cls():
-    """The class's hub: accounts, the hub on free ports, its folder; all removed after."""
+    """The class's hub, started from a private checkout: accounts, the hub on free ports,
+    its folder; all removed after."""
     _sweep()
     state = Path(tempfile.mkdtemp(prefix=STATE_PREFIX))
     os.chmod(state, 0o755)
+    checkout = private_checkout(Path(tempfile.mkdtemp(prefix=STATE_PREFIX, dir=state)))
     roster = state / "roster.csv"
     with open(roster, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
@@ -143,7 +162,7 @@ def cls():
         for i, name in enumerate(LEARNERS, start=1):
             writer.writerow([name, f"{MARK} {i}", f"l{i}@example.org", f"L{i}", "A", ""])
     members = hubroster.read_roster(roster)
-    hub = hubroster.Hub(state, kit.REPO, "positional-encodings")
+    hub = hubroster.Hub(state, checkout, "positional-encodings")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     for old in ARTIFACTS.glob("*.png"):
         old.unlink()
@@ -337,37 +356,41 @@ def _learner_works(browser, cls, learner: str) -> str:
         page.context.close()
 
 
-def _as_teacher(cls, *args: str) -> str:
-    """``python -m helpers <args>`` as the teacher's own account, in the course folder."""
+def _terminal(cls, user: str, command: str, check: bool = True) -> str:
+    """``command`` typed into a terminal of ``user``'s server on the hub: the shell the
+    server's terminals run (the environment's configuration), with the environment the
+    hub's spawner gives the server (``hub.terminal_env``) and JupyterHub's own variables,
+    in the user's home."""
     hub = cls["hub"]
-    env_bin = hub.teacher_env / "bin"
-    course = hub.course_dir(TEACHER)
+    member = next(m for m in cls["members"] if m.id == user)
+    prefix = hub.teacher_env if member.role == "teacher" else hub.learner_env
+    config = prefix / "etc" / "jupyter" / "jupyter_server_config.d" / accounts.TERMINAL_CONFIG
+    shell = json.loads(config.read_text())["ServerApp"]["terminado_settings"]["shell_command"]
+    home = pwd.getpwnam(user).pw_dir
+    env = {
+        "HOME": home,
+        "USER": user,
+        "LOGNAME": user,
+        "SHELL": "/bin/bash",
+        "LANG": "C.UTF-8",
+        "TERM": "xterm-256color",
+        "JUPYTERHUB_USER": user,
+        "JUPYTERHUB_SERVICE_PREFIX": f"/user/{user}/",
+        **hubmod.terminal_env(hub, member),
+    }
     proc = subprocess.run(
-        [
-            "runuser",
-            "-u",
-            TEACHER,
-            "--",
-            "env",
-            "-i",
-            f"HOME={course.parent}",
-            f"PATH={env_bin}:/usr/bin:/bin",
-            "LANG=C.UTF-8",
-            str(env_bin / "python"),
-            "-m",
-            "helpers",
-            *args,
-            "--course",
-            str(course),
-        ],
-        cwd=course,
+        ["runuser", "-u", user, "--", *shell, "-i", "-c", command],
+        cwd=home,
+        env=env,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=900,
         check=False,
     )
-    assert proc.returncode == 0, f"helpers {' '.join(args)} failed:\n{proc.stdout}{proc.stderr}"
-    return proc.stdout + proc.stderr
+    out = proc.stdout + proc.stderr
+    if check:
+        assert proc.returncode == 0, f"{user}$ {command}\n{out}"
+    return out
 
 
 def _submission_page(page, cls, learner: str) -> None:
@@ -462,6 +485,15 @@ def test_a_class_on_the_hub(cls, browser):
         _shot(page, "1-teacher-released")
         page.context.close()
 
+    with TIMES.step("learner: nbgrader fetch_assignment in a terminal, as documented"):
+        said = _terminal(
+            cls, PART, f"mkdir -p ~/t && cd ~/t && nbgrader fetch_assignment {ASSIGNMENT}"
+        )
+        home = Path(pwd.getpwnam(PART).pw_dir)
+        fetched = home / "t" / hub.course_id / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        assert fetched.is_file(), said
+        shutil.rmtree(home / "t")
+
     verdicts = {}
     for learner in LEARNERS:
         with TIMES.step(f"learner {learner}: fetch, answer, self-check, submit"):
@@ -495,23 +527,50 @@ def test_a_class_on_the_hub(cls, browser):
         _formgrader(page, cls)
         row = page.locator(f"tr:has(td.name[data-order='{ASSIGNMENT}'])")
         assert row.locator("td.status").inner_text().strip() == "released", "kept: released"
+        # a learner's folder forged for another, with a later time: Collect names it and
+        # does not say "Success"; the teacher lists and removes it in a terminal
+        forged = (
+            hub.exchange
+            / hub.course_id
+            / "inbound"
+            / f"{RIGHT}+{ASSIGNMENT}+2099-01-01 000000.000000 UTC+x"
+        )
+        script = (
+            f"mkdir '{forged}' && echo '{{}}' > '{forged}/{ASSIGNMENT}.ipynb' && "
+            f"printf %s {secrets.token_hex(64)} > '{forged}/submission_secret.txt'"
+        )
+        subprocess.run(["runuser", "-u", WRONG, "--", "sh", "-c", script], check=True)
+        row.locator("td.collect a").click()
+        said = _modal_ok(page, f"refused {forged.name}")
+        assert f"owned by {WRONG}" in said and "Success" not in said, said
+        listed = _terminal(cls, TEACHER, "python -m helpers inbound list")
+        assert forged.name in listed and "refused: named for" in listed, listed
+        _terminal(cls, TEACHER, f"python -m helpers inbound remove '{forged.name}'")
+        assert not forged.exists()
+        _shot(page, "3-teacher-collect-refused")
         row.locator("td.collect a").click()
         _modal_ok(page, "Success")
         page.reload()
         row.locator("td.num-submissions").get_by_text(str(len(LEARNERS))).wait_for()
         _shot(page, "3-teacher-collected")
         page.context.close()
-        summary = _as_teacher(cls, "autograde", ASSIGNMENT, "--jobs", "2", "--no-progress")
-        _as_teacher(cls, "grades", "--out", str(course / "grades-auto.csv"))
+        # as docs/classroom.md writes them, in the teacher's terminal
+        summary = _terminal(cls, TEACHER, f"python -m helpers autograde {ASSIGNMENT}")
+        said = _terminal(cls, TEACHER, "python -m helpers grades")
+        assert str(course / "grades.csv") in said, said  # the course's, not ~/grades.csv
+        shutil.copy2(course / "grades.csv", course / "grades-auto.csv")
     print(f"\n{summary}")
     assert "no problems" in summary, summary
+    assert f"/user/{TEACHER}/formgrader" in summary and "make grade-ui" not in summary, summary
 
     with TIMES.step("teacher: Formgrader: comments, written answers, one override"):
         _teacher_grades(browser, cls, nb)
 
     with TIMES.step("teacher: python -m helpers feedback; grades"):
-        _as_teacher(cls, "feedback", ASSIGNMENT, "--exchange", str(hub.exchange))
-        _as_teacher(cls, "grades", "--out", str(course / "grades.csv"))
+        _terminal(
+            cls, TEACHER, f"python -m helpers feedback {ASSIGNMENT} --exchange {hub.exchange}"
+        )
+        _terminal(cls, TEACHER, "python -m helpers grades")
 
     feedback = {}
     for learner in LEARNERS:
@@ -636,3 +695,38 @@ def test_roster_errors(tmp_path):
     path.write_text("id,name,email,lms_id,section,role\nt,T,t@x,0,A,teacher\nada,Ada,a@x,1,A,\n")
     members = hubroster.read_roster(path)
     assert hubroster.teachers(members) == ["t"] and hubroster.learners(members) == ["ada"]
+
+
+def test_the_hub_refuses_a_course_learners_can_read():
+    """``make hub`` refuses while the solutions or the secret are readable by a learner
+    account (each folder above counts), names the command that closes them, and starts
+    nothing; once the checkout is closed, nothing is exposed."""
+    if os.geteuid() != 0:
+        pytest.skip("the hub runs as root")
+    top = Path(tempfile.mkdtemp(prefix="pe-hub-open-"))
+    try:
+        top.chmod(0o755)  # a checkout where everyone can look, as /home/<teacher>/ often is
+        course = kit.course_with(top, [ASSIGNMENT])
+        (course / ".grading_secret").write_text("s")
+        (course / ".grading_secret").chmod(0o644)
+        hub = hubroster.Hub(top / "state", course, "positional-encodings")
+        members = [
+            hubroster.Member("pehubnobody-t", "T", "", "", "A", "teacher"),
+            hubroster.Member("pehubnobody-l", "L", "", "", "A", "learner"),
+        ]
+        with pytest.raises(RuntimeError) as refused:
+            hubmod.start(hub, members, hubmod._free_port(), ids=[ASSIGNMENT])
+        said = str(refused.value)
+        assert f"{course / 'source'} (the solutions) is readable" in said, said
+        assert ".grading_secret (the grading secret) is readable" in said, said
+        assert f"chmod go-rwx {course}" in said, said
+        assert not hub.state.exists() and not accounts.account_exists("pehubnobody-l")
+        (course / ".grading_secret").chmod(0o600)
+        assert [x for x in hubmod.exposed(hub, members) if "secret" in x] == []
+        top.chmod(0o700)  # a folder above closes everything below it
+        assert hubmod.exposed(hub, members) == []
+        top.chmod(0o755)
+        subprocess.run(["chmod", "go-rwx", str(course)], check=True)  # the command it names
+        assert hubmod.exposed(hub, members) == []
+    finally:
+        shutil.rmtree(top, ignore_errors=True)

@@ -55,10 +55,17 @@ def add_commands(sub) -> None:
     common(sub.add_parser("feedback", help="generate feedback and release it"), True)
     grades = sub.add_parser("grades", help="export the grades as CSV")
     common(grades, False)
-    grades.add_argument("--out", type=Path, default=None, help="CSV file")
+    grades.add_argument(
+        "--out", type=Path, default=None, help="CSV file (default: grades.csv of the course)"
+    )
     lms.add_arguments(grades)
     class_report.add_command(sub)
     hub.add_commands(sub)
+    inbound = sub.add_parser("inbound", help="the exchange's inbound entries: list, remove, purge")
+    inbound.add_argument("action", choices=("list", "remove", "purge"))
+    inbound.add_argument("entries", nargs="*", help="entry names (remove)")
+    inbound.add_argument("--course", type=Path, default=None, help="course folder")
+    inbound.add_argument("--exchange", type=Path, default=None, help="exchange folder")
     build = sub.add_parser("learner-build", help="a wheel of helpers without the solutions")
     build.add_argument("--out", type=Path, default=Path("dist"), help="output folder")
 
@@ -67,6 +74,10 @@ def run_command(args) -> int:
     """Run one of ``COMMANDS`` from parsed arguments; errors become one line and exit code 2."""
     if args.command in hub.COMMANDS:
         return hub.run_command(args)
+    if args.command == "inbound":  # the exchange plug-ins' module loads nbgrader: only here
+        from helpers.teacher.classroom import exchange
+
+        return exchange.run_command(args)
     try:
         if args.command == "learner-build":
             from helpers.teacher import learner_build
@@ -98,7 +109,7 @@ def run_command(args) -> int:
         elif args.command == "grades" and args.format:
             print("\n".join(lms.run(course, args).lines()))
         elif args.command == "grades":
-            out = Path.cwd() / (args.out or "grades.csv")
+            out = Path.cwd() / args.out if args.out else course / "grades.csv"
             rows = export_grades(course, out, args.ids, args.db)
             print(f"wrote {len(rows)} learner(s) to {out}")
     except (ValueError, RuntimeError) as exc:

@@ -19,11 +19,16 @@ DB_TIMEOUT_S = 120  # sqlite's busy timeout: several workers write to one gradeb
 
 
 def course_root(course: str | os.PathLike | None = None) -> Path:
-    """The course directory: the argument, else the current one if it holds the config."""
+    """The course directory: the argument, else the current folder or the nearest folder
+    above it that holds the config, else ``PE_COURSE_ROOT`` (a hub's teacher: their
+    ``~/positional-encodings``), else the repository this package is in."""
     if course is None:
         here = Path.cwd()
+        found = [p for p in (here, *here.parents) if (p / "nbgrader_config.py").is_file()]
         course = (
-            here if (here / "nbgrader_config.py").exists() else Path(__file__).resolve().parents[3]
+            found[0]
+            if found
+            else os.environ.get("PE_COURSE_ROOT") or Path(__file__).resolve().parents[3]
         )
     root = Path(course).resolve()
     if not (root / "nbgrader_config.py").is_file():

@@ -46,9 +46,10 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from helpers.teacher.classroom.hub_accounts import (
+    account_ids,
     create_accounts,
     learner_environment,
-    open_to_all,
+    readable_by,
     teacher_course,
     teacher_environment,
 )
@@ -130,7 +131,24 @@ def settings(hub: Hub, members: list[Member], port: int) -> dict:
         "learner_prefix": str(hub.learner_env),
         "exchange": str(hub.exchange),
         "course_dirs": {t: str(hub.course_dir(t)) for t in graders},
+        "environments": {m.id: terminal_env(hub, m) for m in members},
     }
+
+
+def terminal_env(hub: Hub, member: Member) -> dict[str, str]:
+    """What a member's server (and each terminal of it) has in its environment beyond
+    JupyterHub's own variables: its environment's ``bin`` first, and for a teacher the
+    course (``PE_COURSE_ROOT``) and the exchange (``PE_COURSE_EXCHANGE``), so that the
+    documented commands run as written (``python -m helpers autograde 01_order``)."""
+    prefix = hub.teacher_env if member.role == "teacher" else hub.learner_env
+    env = {
+        "PATH": f"{prefix / 'bin'}:/usr/local/bin:/usr/bin:/bin",
+        "VIRTUAL_ENV": str(prefix),
+    }
+    if member.role == "teacher":
+        env["PE_COURSE_ROOT"] = str(hub.course_dir(member.id))
+        env["PE_COURSE_EXCHANGE"] = str(hub.exchange)
+    return env
 
 
 CONFIG_TEMPLATE = '''\
@@ -191,13 +209,7 @@ def pre_spawn_hook(spawner):
     name = spawner.user.name
     prefix = S["teacher_prefix"] if name in S["teachers"] else S["learner_prefix"]
     spawner.cmd = [os.path.join(prefix, "bin", "python"), "-m", "jupyterhub.singleuser"]
-    env = {{
-        "PATH": os.path.join(prefix, "bin") + ":/usr/local/bin:/usr/bin:/bin",
-        "VIRTUAL_ENV": prefix,
-    }}
-    if name in S["teachers"]:
-        env["PE_COURSE_EXCHANGE"] = S["exchange"]
-    spawner.environment.update(env)
+    spawner.environment.update(S["environments"][name])
 
 
 c.Spawner.pre_spawn_hook = pre_spawn_hook
@@ -216,10 +228,43 @@ def write_config(hub: Hub, members: list[Member], port: int) -> Path:
 
 
 def exchange(hub: Hub) -> Path:
-    """The exchange folder, writable by everyone as nbgrader requires (``ugo+rwx``)."""
+    """The exchange folder, writable by everyone as nbgrader's learner side requires, with
+    the sticky bit (``1777``, as ``/tmp``): no account removes or renames another's."""
     hub.exchange.mkdir(parents=True, exist_ok=True)
-    os.chmod(hub.exchange, 0o777)
+    os.chmod(hub.exchange, 0o1777)
     return hub.exchange
+
+
+# What a learner must never read, in the course the hub is started from.
+GUARDED = {
+    "source": "the solutions",
+    "gradebook.db": "the gradebook",
+    ".grading_secret": "the grading secret",
+    "helpers/teacher": "the reference and the checks",
+}
+
+
+def exposed(hub: Hub, members: list[Member]) -> list[str]:
+    """What of ``GUARDED`` a learner account of the roster could read (folder modes of
+    every parent included), one line each."""
+    found = []
+    for name in learners(members):
+        uid, gids = account_ids(name)
+        for rel, what in GUARDED.items():
+            if readable_by(hub.course / rel, uid, gids):
+                found.append(f"{hub.course / rel} ({what}) is readable by the learner {name}")
+    return found
+
+
+def refuse_exposed(hub: Hub, members: list[Member]) -> None:
+    found = exposed(hub, members)
+    if found:
+        raise RuntimeError(
+            "\n".join(found[:8] + ([f"... and {len(found) - 8} more"] if len(found) > 8 else []))
+            + f"\nclose the course folder first: `chmod go-rwx {hub.course}` (the hub and the "
+            "environments it builds read nothing there as another account: closing it breaks "
+            "nothing), then `make hub` again"
+        )
 
 
 # --------------------------------------------------------------------------- start, stop
@@ -259,17 +304,11 @@ def start(
     require_root("the course's hub")
     if running_pid(hub):
         raise RuntimeError(f"the hub of {hub.state} runs already at {hub.url()}: hub-stop first")
+    refuse_exposed(hub, members)
     if not proxy_command(hub.course).exists():
         install_proxy(hub.course)
-    if open_to_all(hub.course / "source"):
-        print(
-            f"warning: {hub.course / 'source'} (the solutions) and the course package are "
-            "readable by every account of this machine, learners included: keep the course "
-            "in a folder only the teachers may open (chgrp <teacher> and chmod o-rwx on a "
-            "folder above it; the teachers' server reads the course package there)",
-            file=sys.stderr,
-        )
     create_accounts(hub, members)
+    refuse_exposed(hub, members)  # the accounts as they now are (their groups)
     exchange(hub)
     for teacher in teachers(members):
         teacher_course(hub, teacher, ids)

@@ -133,8 +133,10 @@ def teacher_course(hub: Hub, teacher: str, ids: Iterable[str] | None = None) -> 
     config = Path(account.pw_dir) / ".jupyter" / "nbgrader_config.py"
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(
-        "# The course this account grades (written by `python -m helpers hub`).\n"
+        "# The course this account grades (written by `python -m helpers hub`): its own\n"
+        "# configuration (grading, feedback, the exchange's plug-ins), its folder, the exchange.\n"
         "c = get_config()  # noqa: F821\n"
+        f"load_subconfig('nbgrader_config.py', path={str(dest)!r})  # noqa: F821\n"
         f"c.CourseDirectory.root = {str(dest)!r}\n"
         f"c.Exchange.root = {str(hub.exchange)!r}\n",
         encoding="utf-8",
@@ -153,6 +155,31 @@ def _chown_tree(top: Path, uid: int, gid: int) -> None:
 
 
 # ------------------------------------------------------------------ the learners' environment
+
+
+def readable_by(path: Path, uid: int, gids: set[int]) -> bool:
+    """The account ``uid`` (in the groups ``gids``) may read ``path``: every folder above
+    it lets it through (x) and ``path`` lets it read (r, and x for a folder), by the mode
+    bits of owner, group or others that apply to it (ACLs are not read)."""
+
+    def lets(p: Path, bits: int) -> bool:
+        st = os.stat(p)
+        shift = 6 if st.st_uid == uid else 3 if st.st_gid in gids else 0
+        return (st.st_mode >> shift) & bits == bits
+
+    path = path.resolve()
+    if not path.exists():
+        return False
+    return all(lets(p, 1) for p in path.parents) and lets(path, 5 if path.is_dir() else 4)
+
+
+def account_ids(name: str) -> tuple[int, set[int]]:
+    """The uid and groups of an account (-1 and none when it does not exist yet)."""
+    try:
+        account = pwd.getpwnam(name)
+    except KeyError:
+        return -1, set()
+    return account.pw_uid, set(os.getgrouplist(name, account.pw_gid))
 
 
 def open_to_all(path: Path) -> bool:
@@ -202,9 +229,9 @@ def shared_python(hub: Hub) -> Path:
 
 def clone_environment(hub: Hub, dest: Path, keep_course: bool) -> Path:
     """A virtual environment at ``dest`` on ``shared_python(hub)`` with this environment's
-    packages (links into its ``site-packages``: no download), its Jupyter data and
+    packages (hard links of its ``site-packages``: no download), its Jupyter data and
     configuration and its scripts (their interpreter line rewritten). ``keep_course``
-    keeps this environment's course package (the teacher's); else it is left out."""
+    adds a copy of the course package (the teachers'); else it is left out."""
     prefix = Path(sys.prefix)
     if dest.exists():
         shutil.rmtree(dest)
@@ -212,23 +239,29 @@ def clone_environment(hub: Hub, dest: Path, keep_course: bool) -> Path:
     version = f"python{sys.version_info.major}.{sys.version_info.minor}"
     src = prefix / "lib" / version / "site-packages"
     site = dest / "lib" / version / "site-packages"
-    # symbolic links where every account may follow them (a few hundred entries), else hard
-    # links of every file: the teachers' environment always, since the grading sandbox
-    # shows a process its own environment and not what links outside it point to
-    linked = not keep_course and open_to_all(src)
+    # hard links of every file (copies across file systems), never symbolic links: the
+    # environment then does not depend on the course's path (closing the course's folder
+    # breaks nothing), and the grading sandbox shows a process its own environment. The
+    # course package is never linked (its editable install points into the course): the
+    # teachers' environment gets a copy of it.
     for entry in src.iterdir():
-        if not keep_course and TEACHER_FILES.match(entry.name):
+        if TEACHER_FILES.match(entry.name):
             continue
-        if linked and entry.name != "__pycache__":
-            (site / entry.name).symlink_to(entry)
-        elif entry.is_dir() and not entry.is_symlink():
-            shutil.copytree(entry, site / entry.name, copy_function=os.link, symlinks=True)
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.copytree(entry, site / entry.name, copy_function=_link_or_copy, symlinks=True)
         else:
-            os.link(entry, site / entry.name, follow_symlinks=False)
+            _link_or_copy(entry, site / entry.name)
+    if keep_course:
+        shutil.copytree(
+            hub.course / "helpers",
+            site / "helpers",
+            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+        )
     for sub in ("share/jupyter", "etc/jupyter"):
         if (prefix / sub).is_dir():
             shutil.copytree(prefix / sub, dest / sub, dirs_exist_ok=True)
     _lab_overrides(dest)
+    _terminal_config(dest)
     shebang = f"#!{prefix / 'bin' / 'python'}"
     for script in (prefix / "bin").iterdir():
         target = dest / "bin" / script.name
@@ -244,12 +277,41 @@ def clone_environment(hub: Hub, dest: Path, keep_course: bool) -> Path:
     return dest
 
 
+def _link_or_copy(src, dst) -> None:
+    """A hard link of ``src`` (a symbolic link is copied as a link), a copy across file
+    systems."""
+    try:
+        os.link(src, dst, follow_symlinks=False)
+    except OSError:
+        if os.path.islink(src):
+            os.symlink(os.readlink(src), dst)
+        else:
+            shutil.copy2(src, dst)
+
+
 # JupyterLab's defaults on the hub: every cell of a notebook in the page (the notebooks are
 # short; a learner's search finds every cell), no news from the internet.
 LAB_OVERRIDES = {
     "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"},
     "@jupyterlab/apputils-extension:notification": {"fetchNews": "false"},
 }
+
+
+# A terminal of a server the hub spawned is a login shell by default (`bash -l`), which
+# reads /etc/profile and so loses the environment's PATH: `python -m helpers ...` and
+# `nbgrader fetch_assignment ...` as the docs write them would not find the environment.
+# An interactive shell keeps the server's environment (its PATH, the course, the exchange).
+TERMINAL_SHELL = ["/bin/bash"]
+TERMINAL_CONFIG = "zz-pe-course-terminal.json"
+
+
+def _terminal_config(env: Path) -> None:
+    folder = env / "etc" / "jupyter" / "jupyter_server_config.d"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / TERMINAL_CONFIG).write_text(
+        json.dumps({"ServerApp": {"terminado_settings": {"shell_command": TERMINAL_SHELL}}}),
+        encoding="utf-8",
+    )
 
 
 def _lab_overrides(env: Path) -> None:
@@ -306,6 +368,8 @@ def _learner_config(hub: Hub, env: Path) -> None:
         "c = get_config()  # noqa: F821\n"
         f"c.Exchange.root = {str(hub.exchange)!r}\n"
         "c.Exchange.path_includes_course = True\n"
+        "# the course of `nbgrader fetch_assignment 06_rope` typed in a terminal\n"
+        f"c.CourseDirectory.course_id = {hub.course_id!r}\n"
         "# The courses of a learner are their hub groups nbgrader-<course> (and formgrade-).\n"
         'c.Authenticator.plugin_class = "nbgrader.auth.JupyterHubAuthPlugin"\n',
         encoding="utf-8",

@@ -108,10 +108,28 @@ def release(course: Path, ids: Iterable[str], exchange: Path, db: str | None = N
 
 
 def collect(course: Path, ids: Iterable[str], exchange: Path, db: str | None = None) -> None:
-    """Copy the newest submission of every learner from the exchange to ``submitted/``."""
+    """Copy the newest submission of every learner from the exchange to ``submitted/``
+    (``helpers.teacher.classroom.exchange.SafeCollect``); ends with the counts, and fails
+    naming every refused entry once the rest is collected."""
+    from helpers.teacher.classroom import exchange as plugins
+
+    total, refused = 0, []
     for assignment in assignment_ids(course, ids):
-        nbgrader(["collect", assignment, "--update", *_db_args(db)], cwd=course, exchange=exchange)
-        print(f"collected {assignment}")
+        n, bad = plugins.collect(course, assignment, exchange, _db_args(db))
+        total += n
+        refused += bad
+        print(
+            f"collected {assignment}: {n} submission(s)" + (f", refused {len(bad)}" if bad else "")
+        )
+    for line in refused:
+        print(f"  refused {line}")
+    print(f"collected {total}, refused {len(refused)}" + (" (listed above)" if refused else ""))
+    if refused:
+        raise RuntimeError(
+            f"{len(refused)} inbound entr{'y was' if len(refused) == 1 else 'ies were'} refused "
+            f"(listed above, and in {course / plugins.REFUSED_LOG}): `python -m helpers inbound "
+            "list` shows them, `python -m helpers inbound remove ENTRY` removes one"
+        )
 
 
 def feedback(
@@ -131,7 +149,12 @@ def feedback(
             print(f"nothing autograded for {assignment}: no feedback")
             continue
         if exchange is not None:
-            nbgrader(["release_feedback", assignment, *_db_args(db)], cwd=course, exchange=exchange)
+            proc = nbgrader(
+                ["release_feedback", assignment, *_db_args(db)], cwd=course, exchange=exchange
+            )
+            for line in (proc.stdout + proc.stderr).splitlines():  # SafeReleaseFeedback's
+                if " not released: " in line:
+                    print(line.split("] ", 1)[-1])
         extra = f" ({len(pages)} page(s) for notebooks that scored 0 ungraded)" if pages else ""
         print(f"feedback of {assignment} generated{extra}{' and released' if exchange else ''}")
 

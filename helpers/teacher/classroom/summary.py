@@ -10,6 +10,7 @@ seed and replay command (``REPORT_COLUMNS``);
 from __future__ import annotations
 
 import csv
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -90,7 +91,7 @@ class ClassReport:
         total = sum(
             (w for (s, a, _nb), w in self.waiting.items() if (s, a) in graded), written.Waiting()
         )
-        lines.append(f"{written.phrase(total)} (the Formgrader: make grade-ui)")
+        lines.append(f"{written.phrase(total)} (the Formgrader: {formgrader_place()})")
         if self.report_path is not None:
             lines.append(
                 f"status, scores, seeds and replay commands of every notebook: {self.report_path}"
@@ -178,3 +179,15 @@ def read_report(path: Path) -> list[dict]:
     for row in rows:  # a report written before notebooks had rows of their own
         row.setdefault("notebook", row.get("assignment", ""))
     return rows
+
+
+def formgrader_place() -> str:
+    """Where the teacher opens the Formgrader: on a hub, the page of their own server
+    (JupyterHub gives each server and its terminals ``JUPYTERHUB_SERVICE_PREFIX``, and
+    ``JUPYTERHUB_PUBLIC_URL`` or ``JUPYTERHUB_HOST`` when the hub knows its address);
+    elsewhere ``make grade-ui``."""
+    prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX")
+    if not prefix:
+        return "make grade-ui"
+    host = os.environ.get("JUPYTERHUB_PUBLIC_URL") or os.environ.get("JUPYTERHUB_HOST", "")
+    return f"{host.rstrip('/')}{prefix.rstrip('/')}/formgrader"
