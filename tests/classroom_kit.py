@@ -115,6 +115,20 @@ def env() -> dict[str, str]:
     return out
 
 
+ONE_ACCOUNT = """
+# One account of this machine submits for every learner of this test's class: collect
+# takes a folder named for any id (helpers.teacher.classroom.exchange; never on a class).
+c.ExchangeCollect.check_owner = False
+"""
+
+
+def one_account_plays_every_learner(course: Path) -> Path:
+    """The course's collect takes entries named for ids that are no account here."""
+    with open(course / "nbgrader_config.py", "a", encoding="utf-8") as fh:
+        fh.write(ONE_ACCOUNT)
+    return course
+
+
 def fixture_course(tmp: Path) -> Path:
     """A course with the assignment ``ex1`` (source, generated release, config) in
     ``tmp/course``: a copy of the one ``nbgrader generate_assignment`` makes once per test

@@ -35,6 +35,7 @@ from helpers.teacher.classroom.grades import export_grades
 from helpers.teacher.classroom.grading import autograde
 from helpers.teacher.classroom.steps import collect, feedback, release
 from helpers.teacher.classroom.summary import REPORT_NAME
+from tests import classroom_kit as kit
 from tests import rehearsal
 from tests.fixtures import grading_course as gc
 
@@ -70,12 +71,7 @@ def build_course(out: Path) -> Path:
     if out.exists():
         shutil.rmtree(out)
     course = copy_course(REPO, out / "course", [REAL, REAL_KO])
-    with open(course / "nbgrader_config.py", "a", encoding="utf-8") as fh:
-        fh.write(
-            "\n# The demo's learners are not accounts of this machine: this one submits for all\n"
-            "# of them, so collect takes a folder named for any id (never on a class).\n"
-            "c.ExchangeCollect.check_owner = False\n"
-        )
+    kit.one_account_plays_every_learner(course)  # the demo's learners are no accounts
     src = course / "source" / FX
     src.mkdir(parents=True)
     nbformat.write(gc.source_notebook(), src / f"{FX}.ipynb")

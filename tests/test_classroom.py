@@ -68,6 +68,7 @@ def _fetch_submit(home: Path, assignment: str, cid: str, exchange: Path, student
 
 
 def _cycle(tmp_path: Path, course: Path, assignment: str, broken_partly: list[str]):
+    kit.one_account_plays_every_learner(course)  # alice, bob and carol are no accounts
     exchange = tmp_path / "exchange"
     cid = course_id(course)
     _cli("release", assignment, "--course", str(course), "--exchange", str(exchange), cwd=tmp_path)

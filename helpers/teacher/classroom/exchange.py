@@ -494,7 +494,8 @@ def collect(
             raise RuntimeError(
                 f"`nbgrader collect {assignment}` failed ({proc.returncode}):\n{text}"
             )
-        return 0, []  # nothing submitted
+        # a course configured with nbgrader's own collect: its lines
+        return len(re.findall(r"(Collecting|Updating) submission: ", text)), []
     refused = [
         f"{m['entry']} (named for {m['who']}, owned by {m['owner']}): {m['why'].strip()}"
         for m in REFUSAL_LINE.finditer(text)
