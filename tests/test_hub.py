@@ -131,17 +131,20 @@ def _sweep() -> None:
     accounts.remove_accounts(_leftovers())
 
 
-# What a checkout holds besides the tests (a clone of the repository, without the venv).
-CLONE_IGNORE = shutil.ignore_patterns(
-    ".git", ".venv", "artifacts", "demo", "dist", "__pycache__", ".pytest_cache", "*.pyc"
-)
+# What a checkout leaves out of a copy (the venv, the build's and the tests' outputs).
+CLONE_TOP_IGNORE = {".git", ".venv", "artifacts", "demo", "dist", ".pytest_cache"}
+
+
+def _clone_ignore(folder: str, names: list[str]) -> set[str]:
+    top = CLONE_TOP_IGNORE if Path(folder) == kit.REPO else set()
+    return {n for n in names if n in top or n == "__pycache__" or n.endswith(".pyc")}
 
 
 def private_checkout(top: Path) -> Path:
     """The course as a careful teacher keeps it: a checkout inside a folder of mode 0700
     (``mktemp -d``), with the hub's proxy (``.proxy/``) of this checkout."""
     course = top / "positional-encodings"
-    shutil.copytree(kit.REPO, course, ignore=CLONE_IGNORE, symlinks=True)
+    shutil.copytree(kit.REPO, course, ignore=_clone_ignore, symlinks=True)
     assert stat.S_IMODE(top.stat().st_mode) == 0o700
     return course
 
