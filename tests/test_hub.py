@@ -360,29 +360,28 @@ def _learner_works(browser, cls, learner: str) -> str:
 
 
 def _terminal(cls, user: str, command: str, check: bool = True) -> str:
-    """``command`` typed into a terminal of ``user``'s server on the hub: the shell the
-    server's terminals run (the environment's configuration), with the environment the
-    hub's spawner gives the server (``hub.terminal_env``) and JupyterHub's own variables,
-    in the user's home."""
+    """``command`` typed into a terminal of ``user``'s running server on the hub: the shell
+    the server's terminals run (the environment's configuration) with the server process's
+    own environment (read from /proc: the spawner's variables, JupyterHub's token and
+    prefix), in the user's home."""
     hub = cls["hub"]
     member = next(m for m in cls["members"] if m.id == user)
     prefix = hub.teacher_env if member.role == "teacher" else hub.learner_env
     config = prefix / "etc" / "jupyter" / "jupyter_server_config.d" / accounts.TERMINAL_CONFIG
     shell = json.loads(config.read_text())["ServerApp"]["terminado_settings"]["shell_command"]
     home = pwd.getpwnam(user).pw_dir
-    env = {
-        "HOME": home,
-        "USER": user,
-        "LOGNAME": user,
-        "SHELL": "/bin/bash",
-        "LANG": "C.UTF-8",
-        "TERM": "xterm-256color",
-        "JUPYTERHUB_USER": user,
-        "JUPYTERHUB_SERVICE_PREFIX": f"/user/{user}/",
-        **hubmod.terminal_env(hub, member),
-    }
+    found = subprocess.run(
+        ["pgrep", "-n", "-u", user, "-f", "jupyterhub.singleuser"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert found.returncode == 0, f"no server of {user} runs"
+    raw = Path(f"/proc/{found.stdout.split()[0]}/environ").read_bytes()
+    env = dict(item.split("=", 1) for item in raw.decode().split("\0") if "=" in item)
+    assert env["PATH"].startswith(hubmod.terminal_env(hub, member)["PATH"]), env["PATH"]
     proc = subprocess.run(
-        ["runuser", "-u", user, "--", *shell, "-i", "-c", command],
+        [shutil.which("runuser") or "runuser", "-u", user, "--", *shell, "-i", "-c", command],
         cwd=home,
         env=env,
         capture_output=True,
@@ -488,6 +487,10 @@ def test_a_class_on_the_hub(cls, browser):
         _shot(page, "1-teacher-released")
         page.context.close()
 
+    verdicts = {}
+    for learner in LEARNERS:
+        with TIMES.step(f"learner {learner}: fetch, answer, self-check, submit"):
+            verdicts[learner] = _learner_works(browser, cls, learner)
     with TIMES.step("learner: nbgrader fetch_assignment in a terminal, as documented"):
         said = _terminal(
             cls, PART, f"mkdir -p ~/t && cd ~/t && nbgrader fetch_assignment {ASSIGNMENT}"
@@ -497,10 +500,6 @@ def test_a_class_on_the_hub(cls, browser):
         assert fetched.is_file(), said
         shutil.rmtree(home / "t")
 
-    verdicts = {}
-    for learner in LEARNERS:
-        with TIMES.step(f"learner {learner}: fetch, answer, self-check, submit"):
-            verdicts[learner] = _learner_works(browser, cls, learner)
     functions = [g.removeprefix("answer_") for g in _answers(RIGHT)]
     for learner, verdict in verdicts.items():
         print(f"\nself-check of {learner}:\n{verdict}")
