@@ -10,7 +10,8 @@
   ``NotImplementedError``);
 - the notebooks that did not grade cleanly, with their status and reason
   (``autograde_report.csv``);
-- the written answers still waiting for manual grading (nbgrader's ``needs_manual_grade``).
+- the written answers still waiting for manual grading (``written.waiting_cells``: the
+  answered written answers without a score, as every other file counts them).
 
 Scores come from nbgrader's gradebook (per cell); the named mistake and whether a function
 was left unfinished from the verdict the grader recorded on each test cell of the autograded
@@ -29,9 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from helpers.i18n import speaking, split_assignment, tr
+from helpers.teacher.classroom import written
 from helpers.teacher.classroom.course import assignment_ids, course_id, db_url
 from helpers.teacher.classroom.steps import registered
-from helpers.teacher.classroom.submissions import NOT_SUBMITTED
+from helpers.teacher.classroom.submissions import NOT_SUBMITTED, is_stand_in
 from helpers.teacher.classroom.summary import REPORT_NAME, read_report
 
 OUT_NAME = "reports"
@@ -125,7 +127,8 @@ def build(course: Path, ids=None, db: str | None = None) -> list[AssignmentRepor
     from helpers.teacher.notebook import function_for_grade_id
 
     book = lms.gradebook_entries(course, ids, db)
-    chosen = [i for i in assignment_ids(course, ids) if i in registered(course, db)]
+    known = registered(course, db)  # once: each call opens the gradebook
+    chosen = [i for i in assignment_ids(course, ids) if i in known]
     report_rows = read_report(course / REPORT_NAME)
     reports = []
     with Gradebook(db_url(course, db), course_id(course)) as gb:
@@ -137,6 +140,14 @@ def build(course: Path, ids=None, db: str | None = None) -> list[AssignmentRepor
             rep = AssignmentReport(base, language, book.maxima[base], scores, languages)
             variants = {a for a in chosen if split_assignment(a)[0] == base}
             earned: dict[tuple[str, str], tuple[float, float, bool]] = {}
+            taken_as = {
+                (s, a) for s, lang in languages.items() for a in variants
+                if split_assignment(a)[1] == lang
+            }  # fmt: skip
+            cells = written.waiting_cells(
+                db_url(course, db), course_id(course), variants, [s for s, _a in taken_as]
+            )
+            rep.waiting = [(s, nb, cell) for s, a, nb, cell in cells if (s, a) in taken_as]
             for student, lang in sorted(languages.items()):
                 assignment = next(a for a in variants if split_assignment(a)[1] == lang)
                 try:
@@ -145,11 +156,10 @@ def build(course: Path, ids=None, db: str | None = None) -> list[AssignmentRepor
                     continue
                 for nb in sub.notebooks:
                     graded = course / "autograded" / student / assignment / f"{nb.name}.ipynb"
-                    records = _verdicts(graded) if graded.exists() else {}
+                    real = graded.exists() and not is_stand_in(graded)  # unreadable: none
+                    records = _verdicts(graded) if real else {}
                     for grade in nb.grades:
-                        if grade.needs_manual_grade:
-                            rep.waiting.append((student, nb.name, grade.name))
-                        if grade.cell_type != "code" or not graded.exists():
+                        if grade.cell_type != "code" or not real:
                             continue
                         record = records.get(grade.name, {})
                         name = record.get("function") or function_for_grade_id(
