@@ -113,5 +113,7 @@ c.HTMLExporter.exclude_anchor_links = True
 c.HTMLExporter.preprocessors = [
     "helpers.teacher.pages.SafeCells",
     "helpers.teacher.pages.GradingGuide",
+    "helpers.teacher.pages.LateScore",
 ]
 c.GradingGuide.course_root = ROOT
+c.LateScore.course_root = ROOT

@@ -129,6 +129,14 @@ def graded(tmp_path_factory):
             cell.source = ANSWER
     nb.cells.insert(1, nbformat.v4.new_markdown_cell(_markdown_payloads("markdown")))
     nbformat.write(nb, path)
+    # Alice is late by years: the course's penalty is capped at 50 % (nbgrader_config.py)
+    config = course / "nbgrader_config.py"
+    config.write_text(
+        config.read_text(encoding="utf-8")
+        + f"\nc.ApplyDueDates.duedates = {{{ASSIGNMENT!r}: '2020-01-01 00:00:00 UTC'}}\n",
+        encoding="utf-8",
+    )
+    (path.parent / "timestamp.txt").write_text("2026-11-01 00:00:00.000000 UTC\n")
     bob = kit.fill(course, "bob", ASSIGNMENT)
     bob.rename(bob.with_name(NAME_PAYLOAD))
     report = autograde(course, jobs=2, progress=False)
@@ -260,6 +268,17 @@ def test_formgrader_submission_runs_nothing_a_learner_wrote(graded, grade_ui):
             guide = page.locator(".pe-guide").first
             assert "Grading guide" in guide.inner_text()
             assert guide.bounding_box()["x"] > answer.bounding_box()["x"] + 200
+            # the score before and after the late penalty, each labelled
+            from nbgrader.api import Gradebook
+
+            with Gradebook(f"sqlite:///{graded / 'gradebook.db'}") as gb:
+                sub = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "alice")
+                score, top = float(sub.score), float(sub.max_score)
+                penalty = float(sub.late_submission_penalty or 0)
+            assert score > 0 and penalty == pytest.approx(0.5 * score)  # the 50 % cap
+            said = page.inner_text(".pe-score")
+            assert f"Score after the late penalty: {score - penalty:g} / {top:g}" in said, said
+            assert f"before the penalty {score:g}; late penalty −{penalty:g}" in said, said
             page.screenshot(path=str(ARTIFACTS / "pages_formgrader_submission.png"))
         finally:
             browser.close()

@@ -27,6 +27,7 @@ from pathlib import Path
 
 EXTENSION = __name__
 TEMPLATE = "pe_formgrade"
+TEMPLATE_DIR = Path(__file__).resolve().parent / "feedback_templates"
 
 _TEXT_TAGS = {
     "a", "abbr", "b", "blockquote", "br", "caption", "cite", "code", "col", "colgroup", "dd",
@@ -109,9 +110,8 @@ def template_dirs() -> list[str]:
     nbgrader's formgrader templates (their macros) and nbconvert's."""
     import nbgrader
 
-    ours = Path(__file__).resolve().parent / "feedback_templates"
     theirs = Path(nbgrader.__file__).resolve().parent / "server_extensions/formgrader/templates"
-    return [str(theirs), str(ours)]
+    return [str(theirs), str(TEMPLATE_DIR)]
 
 
 def _sha256(text: str) -> str:
@@ -298,12 +298,45 @@ def _preprocessors():
                     out[grading["grade_id"]] = found.group(1).strip()
             return out
 
-    for cls in (SafeCells, GradingGuide):
+    class LateScore(Preprocessor):
+        """The submission's score before and after its late penalty, from the gradebook
+        (``resources["pe_score"]``): the Formgrader's page says both, with labels."""
+
+        course_root = Unicode("", help="the course folder (its gradebook.db)").tag(config=True)
+        db_url = Unicode("", help="the gradebook (default: the course's gradebook.db)").tag(
+            config=True
+        )
+
+        def preprocess(self, nb, resources):
+            who = [resources.get(k) for k in ("notebook_id", "assignment_id", "student")]
+            url = self.db_url or (
+                f"sqlite:///{Path(self.course_root) / 'gradebook.db'}" if self.course_root else ""
+            )
+            if not (url and all(who)):
+                return nb, resources
+            from nbgrader.api import Gradebook, MissingEntry
+
+            try:
+                with Gradebook(url) as gb:
+                    sub = gb.find_submission_notebook(*who)
+                    score, top = float(sub.score or 0.0), float(sub.max_score or 0.0)
+                    penalty = float(sub.late_submission_penalty or 0.0)
+            except (MissingEntry, OSError, ValueError):
+                return nb, resources
+            resources["pe_score"] = {
+                "score": f"{score:g}",
+                "max": f"{top:g}",
+                "penalty": f"{penalty:g}" if penalty > 0 else "",
+                "after": f"{max(score - penalty, 0.0):g}",
+            }
+            return nb, resources
+
+    for cls in (SafeCells, GradingGuide, LateScore):
         cls.__module__ = __name__
-    return SafeCells, GradingGuide
+    return SafeCells, GradingGuide, LateScore
 
 
-SafeCells, GradingGuide = _preprocessors()
+SafeCells, GradingGuide, LateScore = _preprocessors()
 
 
 def no_script_meta(_: str = "") -> str:
