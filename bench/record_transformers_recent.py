@@ -132,7 +132,10 @@ def record_recent(torch) -> dict:
     llama = {"hidden_size": 4096, "num_attention_heads": 32, "head_dim": 128}
     out["abf_llama3"] = {
         "setting": {"d": 128, "base": 5e5},
-        **init(LlamaConfig(**llama, rope_parameters={"rope_type": "default", "rope_theta": 5e5}), "default"),
+        **init(
+            LlamaConfig(**llama, rope_parameters={"rope_type": "default", "rope_theta": 5e5}),
+            "default",
+        ),
     }
     params = {
         "rope_type": "llama3",
@@ -144,7 +147,9 @@ def record_recent(torch) -> dict:
     }
     out["llama3_1"] = {
         "setting": {"d": 128, "base": 5e5, "factor": 8.0, "original_max": 8192},
-        **init(LlamaConfig(**llama, max_position_embeddings=131072, rope_parameters=params), "llama3"),
+        **init(
+            LlamaConfig(**llama, max_position_embeddings=131072, rope_parameters=params), "llama3"
+        ),
     }
     params = {
         "rope_type": "yarn",

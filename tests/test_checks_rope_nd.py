@@ -217,7 +217,11 @@ def test_a_third_restart_is_named_by_its_property():
 
 # --------------------------------------------------------------------------- mrope_interleaved_angles
 
-EXAMPLE_IDS = [[0, 1, 2, 2, 2, 2, 2, 2, 5, 6], [0, 1, 2, 2, 2, 3, 3, 3, 5, 6], [0, 1, 2, 3, 4, 2, 3, 4, 5, 6]]
+EXAMPLE_IDS = [
+    [0, 1, 2, 2, 2, 2, 2, 2, 5, 6],
+    [0, 1, 2, 2, 2, 3, 3, 3, 5, 6],
+    [0, 1, 2, 3, 4, 2, 3, 4, 5, 6],
+]
 
 
 def interleaved_in_blocks_repeat(position_ids, d, base, mrope_section):
