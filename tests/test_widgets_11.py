@@ -187,6 +187,7 @@ def test_budget_panel_follows_the_image():
     ex = make_budget(interleaved=True)
     ex.controls["grid_w"].value = 8  # 4 columns of tokens: the width turns over 3 steps
     axis, turn = ex.turns
+    assert axis[2] == 2  # pair 2 follows the width
     assert turn[2] == pytest.approx(3 * 1e6 ** (-4 / 128), rel=1e-12)
 
 
