@@ -7,7 +7,9 @@ M-RoPE angles) and the RoPE-Mixed authors' code (``init_random_2d_freqs``,
 bench/record_transformers_nd.py; no torch needed here). Rates and angles there are float32
 and agree with the float64 reference to the course tolerance ``1e-9 + 1e-6 |b|``; rotations
 and interaction terms were computed in float64 and agree far closer; ids and patch
-positions are equal. The numbers of COURSE_SPEC.md (section 11_rope_nd) and formulations
+positions are equal. ``tests/data/transformers_rope_recent.json`` (bench/record_transformers_recent.py)
+holds Qwen3-VL's interleaved M-RoPE angles (``Qwen3VLTextRotaryEmbedding``, float32), compared
+the same way. The numbers of COURSE_SPEC.md (section 11_rope_nd) and formulations
 written here another way (complex multiplication, explicit rotations at several origins,
 06's 1D RoPE) complete the checks.
 """

@@ -8,7 +8,9 @@ plans, Llama 4's query scale, DeepSeek-V3's and Llama's cache layers) and 4.52.4
 which later versions no longer have). Tolerances, as the spec says: the course's
 ``1e-9 + 1e-6 |b|`` for HF's float32 rates and scales, 1e-12 for the Python-float attention
 factor, ``1e-6 * max(1, max |b|)`` per step for the re-rotations (4.52.4 rounds its
-re-rotation cos and sin to float32), exact for layer plans and cache sizes.
+re-rotation cos and sin to float32), exact for layer plans and cache sizes. Section 7's table of
+recent models is checked against transformers' own initialisers, recorded by
+bench/record_transformers_recent.py in tests/data/transformers_rope_recent.json.
 """
 
 from __future__ import annotations
