@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from helpers.i18n import tr
-from helpers.widgets.base import Explorer, int_slider, interactive, learner, log_slider
+from helpers.widgets.base import FONT, Explorer, int_slider, interactive, learner, log_slider
 
 if TYPE_CHECKING:
     import ipywidgets as widgets
@@ -183,7 +183,7 @@ class PatchScoreExplorer(Explorer):
         # a colour bar of its own: the maps' colour limits follow each frame, the bar does not
         scale = ScalarMappable(norm=Normalize(-1.0, 1.0), cmap=cmap)
         bar = fig.colorbar(scale, cax=bar_ax, ticks=[])
-        bar.set_label(tr("score: red > 0, blue < 0"), fontsize=8)
+        bar.set_label(tr("score: red > 0, blue < 0"), fontsize=FONT)
         self.axes = axes
         self.animate([*self.maps, *self.marks, *self.notes])
 
@@ -314,10 +314,10 @@ class MropeExplorer(Explorer):
             loc="upper left",
             bbox_to_anchor=(0.07, 0.99),
             ncol=4,
-            fontsize=8,
+            fontsize=FONT,
             frameon=False,
         )
-        self.note = fig.text(0.07, 0.85, "", fontsize=9, va="bottom")
+        self.note = fig.text(0.07, 0.85, "", fontsize=FONT, va="bottom")
         self.animate(
             [self.image_band, *self.id_lines, self.count_line, self.count_mark, self.note],
             moving=[ax.xaxis, ax.yaxis],
