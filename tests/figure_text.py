@@ -70,6 +70,19 @@ def texts(fig, css_per_inch: float) -> list[Shown]:
     return found
 
 
+def outside(found: list[Shown], fig, css_per_inch: float, margin: float = 0.5) -> list[Shown]:
+    """The texts that do not lie wholly inside the figure (cut off at its edge)."""
+    width, height = fig.get_size_inches() * css_per_inch
+    return [
+        t
+        for t in found
+        if t.box[0] < -margin
+        or t.box[1] < -margin
+        or t.box[2] > width + margin
+        or t.box[3] > height + margin
+    ]
+
+
 def scaled(found: list[Shown], factor: float) -> list[Shown]:
     """The texts as a page shows them when it scales the picture by ``factor``."""
     return [Shown(t.text, t.size * factor, tuple(c * factor for c in t.box)) for t in found]

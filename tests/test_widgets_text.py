@@ -1,5 +1,5 @@
 """Every explorer's figure can be read: its text is at least 10 CSS pixels tall at 100 %
-zoom, and no two texts overlap, at its start values, at the largest sizes of the course, and
+zoom, no two texts overlap and none is cut off at the figure's edge, at its start values, at the largest sizes of the course, and
 with each slider at either end of its range.
 
 The explorers are found, not listed (``bench.widget_update.explorer_classes``), and built
@@ -15,7 +15,7 @@ import inspect
 import pytest
 
 from helpers.widgets.base import Explorer
-from tests.figure_text import overlaps, texts
+from tests.figure_text import outside, overlaps, texts
 
 bench = importlib.import_module("bench.widget_update")
 MIN_PX = 10.0
@@ -50,6 +50,7 @@ def _problems(explorer: Explorer, state: str) -> list[str]:
     found = texts(explorer.fig, Explorer.dpi)
     said = [f"{state}: {t} is smaller than {MIN_PX} px" for t in found if t.size < MIN_PX]
     said += [f"{state}: {a} overlaps {b}" for a, b in overlaps(found)]
+    said += [f"{state}: {t} is cut off" for t in outside(found, explorer.fig, Explorer.dpi)]
     return said
 
 
@@ -129,4 +130,5 @@ def test_static_figures_fit_the_output_and_their_text_is_large_enough():
         found = texts(picture.fig, Picture.dpi)
         problems += [f"{name}: {t} is smaller than {MIN_PX} px" for t in found if t.size < MIN_PX]
         problems += [f"{name}: {a} overlaps {b}" for a, b in overlaps(found)]
+        problems += [f"{name}: {t} is cut off" for t in outside(found, picture.fig, Picture.dpi)]
     assert not problems, "\n".join(problems)

@@ -175,7 +175,7 @@ class OrderExplorer(Explorer):
 
         fig.set_layout_engine("none")
         self.axes = fig.subplots(
-            1, 3, gridspec_kw={"left": 0.06, "right": 0.9, "bottom": 0.2, "top": 0.8, "wspace": 0.3}
+            1, 3, gridspec_kw={"left": 0.09, "right": 0.9, "bottom": 0.2, "top": 0.8, "wspace": 0.3}
         )
         norm = PowerNorm(gamma=0.4, vmin=0.0, vmax=1.0)
         self.images = []
