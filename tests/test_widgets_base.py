@@ -161,7 +161,7 @@ def test_a_typed_value_sets_the_slider_exactly_and_a_clamp_is_said():
     box.box.value = 100000
     assert explorer.controls["m"].value == 4096 and box.box.value == 4096
     note = explorer.note.value
-    assert "100000 is outside 0 to 4096; set to 4096." in note, note
+    assert "m (query): 100000 is outside 0 to 4096; set to 4096." in note, note  # its label
     d = explorer.boxes[explorer.controls["d"]]
     d.box.value = 63  # d moves in steps of 2 from 2: 63 is not a value it can take
     assert explorer.controls["d"].value in (62, 64) and d.box.value == explorer.controls["d"].value

@@ -190,7 +190,7 @@ class Explorer:
         self.note = widgets.HTML(_note_html(""))
         self.note.add_class("pe-note")
         self.boxes = {
-            control: ValueBox(name, control, self._noted)
+            control: ValueBox(control.description or name, control, self._noted)
             for name, control in self.controls.items()
             if isinstance(control, (widgets.IntSlider, widgets.FloatLogSlider))
         }
