@@ -32,6 +32,7 @@ import numpy as np
 
 from helpers.i18n import tr
 from helpers.widgets.base import (
+    FONT,
     Explorer,
     checkbox,
     int_slider,
@@ -195,7 +196,7 @@ class PatchScoreExplorer(Explorer):
         # a colour bar of its own: the maps' colour limits follow each frame, the bar does not
         scale = ScalarMappable(norm=Normalize(-1.0, 1.0), cmap=cmap)
         bar = fig.colorbar(scale, cax=bar_ax, ticks=[])
-        bar.set_label(tr("score: red > 0, blue < 0"), fontsize=8)
+        bar.set_label(tr("score: red > 0, blue < 0"), fontsize=FONT)
         self.axes = axes
         self.animate([*self.maps, *self.marks, *self.notes])
 
@@ -345,10 +346,10 @@ class MropeExplorer(Explorer):
             loc="upper left",
             bbox_to_anchor=(0.07, 0.995 if two else 0.99),
             ncol=4,
-            fontsize=8,
+            fontsize=FONT,
             frameon=False,
         )
-        self.note = fig.text(0.07, 0.945 if two else 0.85, "", fontsize=9, va="bottom")
+        self.note = fig.text(0.07, 0.945 if two else 0.85, "", fontsize=FONT, va="bottom")
         artists = [self.image_band, *self.id_lines, self.count_line, self.count_mark, self.note]
         moving = [ax.xaxis, ax.yaxis]
         self.bars = []
@@ -368,10 +369,10 @@ class MropeExplorer(Explorer):
                 handles=[Patch(color=c, label=tr("{row} pairs", row=n)) for n, c in ROWS],
                 loc="upper right",
                 ncol=3,
-                fontsize=8,
+                fontsize=FONT,
                 frameon=False,
             )
-            self.budget_note = fig.text(0.07, 0.465, "", fontsize=9, va="bottom")
+            self.budget_note = fig.text(0.07, 0.465, "", fontsize=FONT, va="bottom")
             artists += [*self.bars, self.budget_note]
         self.animate(artists, moving=moving)
 
