@@ -469,6 +469,9 @@ def _call_worker(
             if reply.get("done"):
                 return outcomes, reply, True
             if "reference" in reply:
+                late = session.reference.start()  # its start is not the learner's time
+                deadline += late
+                session.end += late
                 answer = _serve_stand_in(reply, standins, session, deadline, costly)
                 if costly:
                     worker.stop()

@@ -28,9 +28,17 @@ import inspect
 import os
 import resource
 import sys
+import time
 from collections.abc import Iterable
 
-__all__ = ["MEMORY_LIMIT", "ReferenceProcess", "learner_calls", "plan", "reference_calls"]
+__all__ = [
+    "MEMORY_LIMIT",
+    "ReferenceProcess",
+    "learner_calls",
+    "namespace_calls",
+    "plan",
+    "reference_calls",
+]
 
 # Limits of the process that computes the reference's answers for stand-ins.
 MEMORY_LIMIT = 1024**3
@@ -161,6 +169,27 @@ def learner_calls(sources: Iterable[str]) -> dict[str, frozenset[str]]:
     return _closure(direct)
 
 
+def _code_mentions(code, depth: int = 0) -> set[str]:
+    found = set(code.co_names) | set(code.co_freevars)
+    for const in code.co_consts:
+        if isinstance(const, str) and const.isidentifier():
+            found.add(const)
+        elif hasattr(const, "co_names") and depth < 20:
+            found |= _code_mentions(const, depth + 1)
+    return found
+
+
+def namespace_calls(namespace) -> dict[str, frozenset[str]]:
+    """``learner_calls`` for a live namespace (the learner's kernel): what each function
+    defined there mentions in its compiled code, followed through the namespace."""
+    direct: dict[str, set[str]] = {}
+    for name, value in list(namespace.items()):
+        code = getattr(value, "__code__", None)
+        if code is not None and hasattr(code, "co_names"):
+            direct[name] = _code_mentions(code) - {name}
+    return _closure(direct)
+
+
 def plan(
     name: str,
     defined: Iterable[str],
@@ -201,17 +230,30 @@ class ReferenceProcess:
         self.workdir, self.cpu = workdir, cpu_seconds
         self.channel = None
 
-    def answer(self, name: str, args, kwargs, deadline: float) -> dict:
+    def start(self) -> float:
+        """Start the process unless it runs; the seconds that took (0 when it ran)."""
         from helpers.teacher.channel import Worker, WorkerDied, WorkerTimeout
+
+        if self.channel is not None:
+            return 0.0
+        started = time.monotonic()
+        try:
+            self.channel = Worker(
+                self.workdir,
+                self.cpu,
+                argv=[sys.executable, "-I", "-m", "helpers.teacher.standins"],
+                memory=MEMORY_LIMIT,
+            )
+        except (WorkerDied, WorkerTimeout, OSError):
+            self.channel = None
+        return time.monotonic() - started
+
+    def answer(self, name: str, args, kwargs, deadline: float) -> dict:
+        from helpers.teacher.channel import WorkerDied, WorkerTimeout
 
         try:
             if self.channel is None:
-                self.channel = Worker(
-                    self.workdir,
-                    self.cpu,
-                    argv=[sys.executable, "-I", "-m", "helpers.teacher.standins"],
-                    memory=MEMORY_LIMIT,
-                )
+                raise WorkerDied("the reference's process did not start")
             self.channel.send({"name": name, "args": args, "kwargs": kwargs}, deadline)
             reply = self.channel.receive(deadline)
         except WorkerTimeout:
