@@ -209,29 +209,20 @@ def test_filling_tmp_or_the_working_folder_stops_at_its_size(where, folder):
     assert "No space left on device" in report["softmax"].message, report["softmax"].message
 
 
+# A child process started at the top of softmax's cell, before the right softmax.
 POPEN = """
 import subprocess, sys
-
-def softmax(x, axis=-1):
-    subprocess.run([sys.executable, "-c", "pass"], check=True)
-    x = np.asarray(x, dtype=np.float64)
-    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
-    return e / np.sum(e, axis=axis, keepdims=True)
+subprocess.run([sys.executable, "-c", "pass"], check=True)
 """
 
 FORK_EXEC = """
 import os, _posixsubprocess
-
-def softmax(x, axis=-1):
-    r, w = os.pipe()
-    pid = _posixsubprocess.fork_exec(
-        [b"/bin/true"], [b"/bin/true"], True, (w,), None, None,
-        -1, -1, -1, -1, -1, -1, r, w, True, False, -1, None, None, None, -1, None, False,
-    )
-    os.waitpid(pid, 0)
-    x = np.asarray(x, dtype=np.float64)
-    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
-    return e / np.sum(e, axis=axis, keepdims=True)
+_r, _w = os.pipe()
+_pid = _posixsubprocess.fork_exec(
+    [b"/bin/true"], [b"/bin/true"], True, (_w,), None, None,
+    -1, -1, -1, -1, -1, -1, _r, _w, True, False, -1, None, None, None, -1, None, False,
+)
+os.waitpid(_pid, 0)
 """
 
 
@@ -239,10 +230,10 @@ def softmax(x, axis=-1):
 @pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="fork_exec's arguments of 3.11")
 @pytest.mark.parametrize("attack", [POPEN, FORK_EXEC], ids=["subprocess", "_posixsubprocess"])
 def test_a_new_process_is_refused(attack):
-    """softmax starts /bin/true before answering: through subprocess or straight through
-    _posixsubprocess.fork_exec, it is refused, and softmax fails."""
+    """softmax's cell starts a process before the right softmax: through subprocess or
+    straight through _posixsubprocess.fork_exec, it is refused, and softmax fails."""
     report = isolated.check_notebook(
-        _notebook("01_order", answer_softmax=attack), seed=1, names=["softmax"]
+        _notebook("01_order", **_softmax_after(attack)), seed=1, names=["softmax"]
     )
     assert _failed(report) == {"softmax"}, report.table()
     assert "does not allow" in report["softmax"].message, report["softmax"].message
