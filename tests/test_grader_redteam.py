@@ -328,3 +328,44 @@ def test_signal_tricks_do_not_extend_a_notebooks_budget(monkeypatch, at_top):
     assert not any(r.passed for r in report.results), report.table()
     # the budget, and the workers' starts (not counted in it) on a busy machine
     assert took < 12.0 + 30.0, f"grading took {took:.0f} s"
+
+
+# --------------------------------------------------------------------------- autograde
+
+
+@needs_bwrap
+@pytest.mark.slow
+def test_points_without_code_through_autograde(tmp_path):
+    """Through the course's nbgrader autograde: zed's thetas calls the undefined angle_rates
+    and its apply_rope and rope_half call each other; none of them earns a point, while
+    alice's honest notebook keeps every autograded point."""
+    from helpers.teacher.checks import CHECKS
+    from helpers.teacher.classroom.grading import autograde
+    from tests import classroom_kit as kit
+
+    assignment = "06_rope"
+    if not kit.real_ids([assignment]):
+        pytest.skip("06_rope is not in this repository")
+    course = kit.course_with(tmp_path, [assignment])
+    kit.fill(course, "alice", assignment)
+    path = kit.fill(course, "zed", assignment)
+    nb = nbformat.read(path, as_version=4)
+    attack = {
+        "answer_thetas": THETAS_BY_ALIAS,
+        "answer_apply_rope": APPLY_VIA_HALF,
+        "answer_rope_half": HALF_VIA_APPLY,
+    }
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in attack:
+            cell.source = textwrap.dedent(attack.pop(grade_id))
+    assert not attack
+    nbformat.write(nb, path)
+    report = autograde(course, jobs=1, progress=False)
+    assert report.sandboxed, report.summary()
+    source = course / "source" / assignment / f"{assignment}.ipynb"
+    full = report.max_scores[assignment] - kit.written_points(source)
+    assert report.scores["alice"][assignment] == full
+    lost = sum(CHECKS[n].points for n in ("thetas", "apply_rope", "rope_half"))
+    assert lost > 0
+    assert report.scores["zed"][assignment] <= full - lost, report.summary()
