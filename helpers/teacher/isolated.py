@@ -308,6 +308,8 @@ def check_notebook(
     cpu = CELL_TIMEOUT * len(cells) + sum(p.check.timeout for p in plans) + 10
     with tempfile.TemporaryDirectory(prefix="pe-grade-") as workdir:
         session = _Session(os.path.realpath(workdir), cells, cpu)
+        if any(_stand_ins(p.check.name, session)[0] for p in plans):
+            session.reference.start_soon()
         try:
             for plan in plans:
                 report.results.append(_grade(session, plan, replay))

@@ -28,6 +28,7 @@ import inspect
 import os
 import resource
 import sys
+import threading
 import time
 from collections.abc import Iterable
 
@@ -229,14 +230,27 @@ class ReferenceProcess:
     def __init__(self, workdir: str, cpu_seconds: float) -> None:
         self.workdir, self.cpu = workdir, cpu_seconds
         self.channel = None
+        self.starting: threading.Thread | None = None
+
+    def start_soon(self) -> None:
+        """Start the process in the background (while the worker loads the answer cells)."""
+        if self.channel is None and self.starting is None:
+            self.starting = threading.Thread(target=self._start, daemon=True)
+            self.starting.start()
 
     def start(self) -> float:
         """Start the process unless it runs; the seconds that took (0 when it ran)."""
+        started = time.monotonic()
+        if self.starting is not None:
+            self.starting.join()
+            self.starting = None
+        if self.channel is None:
+            self._start()
+        return time.monotonic() - started
+
+    def _start(self) -> None:
         from helpers.teacher.channel import Worker, WorkerDied, WorkerTimeout
 
-        if self.channel is not None:
-            return 0.0
-        started = time.monotonic()
         try:
             self.channel = Worker(
                 self.workdir,
@@ -246,7 +260,6 @@ class ReferenceProcess:
             )
         except (WorkerDied, WorkerTimeout, OSError):
             self.channel = None
-        return time.monotonic() - started
 
     def answer(self, name: str, args, kwargs, deadline: float) -> dict:
         from helpers.teacher.channel import WorkerDied, WorkerTimeout
@@ -268,6 +281,9 @@ class ReferenceProcess:
         return reply
 
     def stop(self) -> None:
+        if self.starting is not None:
+            self.starting.join()
+            self.starting = None
         if self.channel is not None:
             self.channel.stop()
             self.channel = None
