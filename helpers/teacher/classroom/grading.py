@@ -462,13 +462,17 @@ def autograde(
 
 def _add_students(course: Path, url: str, students: Iterable[str]) -> None:
     """Put the learners in the gradebook before the workers start: two workers grading one
-    learner's assignments at once would both create the learner (a UNIQUE violation)."""
+    learner's assignments at once would both create the learner (a UNIQUE violation). Their
+    names come from the course's ``roster.csv`` (the Formgrader shows them)."""
     from nbgrader.api import Gradebook
 
+    from helpers.teacher.classroom.lms import roster_names
+
     venv_on_path()
+    names = roster_names(course)
     with Gradebook(url, course_id(course)) as gb:
         for student in sorted(students):
-            gb.update_or_create_student(student)
+            gb.update_or_create_student(student, **names.get(student, {}))
 
 
 def _run_pool(

@@ -119,6 +119,40 @@ class Written:
         return out
 
 
+ROSTER_NAME = "roster.csv"
+
+
+def split_name(name: str) -> tuple[str, str]:
+    """``(first, last)`` of a roster name, as nbgrader's gradebook keeps them: the last word
+    is the last name ("Ada Lovelace": Ada, Lovelace); a name of one word (김민준) is the
+    last name alone, so the Formgrader shows it whole."""
+    words = name.split()
+    if len(words) < 2:
+        return "", name.strip()
+    return " ".join(words[:-1]), words[-1]
+
+
+def roster_names(course: Path) -> dict[str, dict[str, str]]:
+    """``student_id -> {first_name, last_name, email}`` (the gradebook's fields) from the
+    course's ``roster.csv`` (empty without one: a roster that cannot be read names nobody;
+    ``grades --roster`` says why)."""
+    path = Path(course) / ROSTER_NAME
+    if not path.is_file():
+        return {}
+    try:
+        roster = read_roster(path)
+    except (ValueError, OSError):
+        return {}
+    out = {}
+    for sid, who in roster.items():
+        if who.name.strip():
+            first, last = split_name(who.name)
+            out[sid] = {"first_name": first, "last_name": last}
+            if who.email.strip():
+                out[sid]["email"] = who.email.strip()
+    return out
+
+
 def read_roster(path: Path) -> dict[str, Learner]:
     """The roster CSV: a header with ``student_id, name, email, lms_id, section`` (and
     optionally ``sis_id``, ``login``), one row per learner."""

@@ -33,6 +33,7 @@ from helpers.teacher.classroom.course import assignment_ids, course_id, db_url
 from helpers.teacher.classroom.steps import registered
 from helpers.teacher.classroom.submissions import NOT_SUBMITTED
 from helpers.teacher.classroom.summary import REPORT_NAME, read_report
+from helpers.teacher.pages import NO_SCRIPT_META
 
 OUT_NAME = "reports"
 FULL, PARTIAL, ZERO = "full", "partial", "zero"
@@ -69,7 +70,8 @@ class AssignmentReport:
     scores: dict[str, float | None]  # learner -> score (None: not submitted)
     languages: dict[str, str]
     functions: dict[str, FunctionStats] = field(default_factory=dict)
-    mistakes: dict[str, list[str]] = field(default_factory=dict)  # catalogue name -> learners
+    # (function, catalogue name of the mistake) -> learners
+    mistakes: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     problems: list[dict] = field(default_factory=list)  # autograde_report rows not "graded"
     waiting: list[tuple[str, str, str]] = field(default_factory=list)  # learner, notebook, cell
 
@@ -89,7 +91,7 @@ class AssignmentReport:
             "learners": len(self.scores),
             "submitted": len(self.submitted),
             "functions": len(self.functions),
-            "named mistakes": len(self.mistakes),
+            "named mistakes": len({mistake for _, mistake in self.mistakes}),
             "learners with a named mistake": len({s for w in self.mistakes.values() for s in w}),
             "unfinished functions": sum(1 for f in self.functions.values() if f.unfinished),
             "notebooks not graded cleanly": len(self.problems),
@@ -165,7 +167,7 @@ def build(course: Path, ids=None, db: str | None = None) -> list[AssignmentRepor
                             bool(record.get("unfinished")) or _,
                         )
                         if record.get("mistake"):
-                            who = rep.mistakes.setdefault(record["mistake"], [])
+                            who = rep.mistakes.setdefault((name, record["mistake"]), [])
                             if student not in who:
                                 who.append(student)
             for (name, student), (top, got, unfinished) in earned.items():
@@ -269,7 +271,7 @@ def _e(value) -> str:
 def _page(title: str, body: str, lang: str) -> str:
     return (
         f'<!DOCTYPE html>\n<html lang="{lang}">\n<head>\n<meta charset="utf-8">\n'
-        f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">\n{NO_SCRIPT_META}\n'
         f"<title>{_e(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n{body}\n"
         "</body>\n</html>\n"
     )
@@ -338,10 +340,19 @@ def assignment_page(rep: AssignmentReport) -> str:
         )
         parts.append(f"<h2>{_e(tr('Named mistakes'))}</h2>")
         rows = [
-            [_e(tr(name)), str(len(who)), _e(", ".join(sorted(who)))]
-            for name, who in sorted(rep.mistakes.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+            [
+                f"<code>{_e(function)}</code>",
+                _e(tr(name)),
+                str(len(who)),
+                _e(", ".join(sorted(who))),
+            ]
+            for (function, name), who in sorted(
+                rep.mistakes.items(), key=lambda kv: (-len(kv[1]), kv[0])
+            )
         ]
-        parts.append(_table([tr("mistake"), tr("learners"), tr("who")], rows))
+        parts.append(
+            _table([tr("function"), tr("mistake"), tr("learners"), tr("who")], rows, "mistakes")
+        )
         parts.append(f"<h2>{_e(tr('Most often left unfinished'))}</h2>")
         rows = [
             [f"<code>{_e(f.name)}</code>", str(len(f.unfinished)), _e(", ".join(f.unfinished))]
