@@ -26,7 +26,12 @@ LAYERS = [
     ["helpers.teacher.seeds"],
     ["helpers.teacher.calling", "helpers.teacher.checks"],
     ["helpers.teacher.verdict", "helpers.teacher.notebook", "helpers.teacher.sandbox"],
-    ["helpers.teacher.kernel", "helpers.teacher.worker", "helpers.teacher.channel"],
+    [
+        "helpers.teacher.kernel",
+        "helpers.teacher.worker",
+        "helpers.teacher.channel",
+        "helpers.teacher.standins",
+    ],
     ["helpers.teacher.isolated", "helpers.grader"],
     [
         "helpers.teacher.nbgrader_plugin",
