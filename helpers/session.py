@@ -23,7 +23,10 @@ fails its test as before.
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
+import functools
+import inspect
 import os
 import sys
 from dataclasses import dataclass
@@ -72,7 +75,19 @@ _STATE: dict = {
     "carried": False,
     "stop": None,
     "failed": {},
+    "recording": ({}, {}),  # while a test runs: calls made to its function's callees
 }
+# What a callee gets wrong now on the calls a test made to it (``judge(callee, calls)``),
+# given by ``helpers.grader`` (it has the checks); None: no callee is ever named.
+_JUDGE: list = [None]
+MAX_RECORDED = 8  # calls kept per callee while a test runs
+
+
+def judge_callees_with(judge) -> None:
+    """The function that decides, when a visible test fails, whether a function its tested
+    function calls is wrong now on the values the test gave it: ``judge(callee, calls)``
+    with ``calls`` a list of ``(function, args, kwargs)``; it returns what is wrong, or None."""
+    _JUDGE[0] = judge
 
 
 def start() -> None:
@@ -135,9 +150,61 @@ def _pre_run_cell(info) -> None:
         source=info.raw_cell or "",
         carried=False,
     )
+    name = _tested_name(_STATE["source"])
+    if name:
+        _record_callees(name, _user_ns())
+
+
+def _user_ns() -> dict:
+    """The notebook's namespace (IPython's ``get_ipython``: between cells, the builtin one
+    is not there)."""
+    try:
+        from IPython import get_ipython as running
+    except ImportError:  # pragma: no cover - the kernel has IPython
+        return {}
+    shell = running()
+    return shell.user_ns if shell is not None else {}
+
+
+def _record_callees(name: str, namespace) -> None:
+    """While the test of ``name`` runs, the functions ``name`` calls record their calls."""
+    calls: dict[str, list] = {}
+    wrappers: dict[str, tuple] = {}
+    for callee in came_back.callees(name, namespace):
+        function = namespace.get(callee)
+        if inspect.isfunction(function):
+            calls[callee] = []
+            wrappers[callee] = (_recorder(function, calls[callee]), function)
+    for callee, (wrapper, _) in wrappers.items():
+        namespace[callee] = wrapper
+    _STATE["recording"] = (calls, wrappers)
+
+
+def _recorder(function, calls: list):
+    @functools.wraps(function)
+    def recorded(*args, **kwargs):
+        if len(calls) < MAX_RECORDED:
+            try:
+                calls.append((function, copy.deepcopy(args), copy.deepcopy(kwargs)))
+            except Exception:  # noqa: BLE001, S110 - an argument that cannot be copied
+                pass
+        return function(*args, **kwargs)
+
+    return recorded
+
+
+def _stop_recording() -> None:
+    """The test ran: its callees are the learner's own functions again."""
+    _, wrappers = _STATE["recording"]
+    namespace = _user_ns()
+    for callee, (wrapper, function) in wrappers.items():
+        if namespace.get(callee) is wrapper:
+            namespace[callee] = function
+    _STATE["recording"] = ({}, {})
 
 
 def _post_run_cell(result) -> None:
+    _stop_recording()
     error = result.error_in_exec or result.error_before_exec
     name = _tested_name(_STATE["source"]) or ""
     failed = _STATE["failed"].get(name)
@@ -237,7 +304,8 @@ def _failed(exc: BaseException, namespace) -> list[str]:
     name = _tested_name(source)
     extra = came_back.came_back(exc, source)
     if name:
-        extra += came_back.callee_first(name, namespace, _STATE["failed"])
+        calls, _ = _STATE["recording"]
+        extra += came_back.callee_first(name, calls, _JUDGE[0])
         _STATE["failed"][name] = Stop(None, _first_line(source), _said(exc), _STATE["cell_id"])
     return extra
 

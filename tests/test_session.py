@@ -199,10 +199,12 @@ def test_run_all_of_06_rope_with_a_wrong_and_an_unfinished_function_reaches_the_
     # rope_score is right, but calls the wrong apply_rope: its test says which comes first
     score = by_id["test_rope_score_offset_only"].text
     assert "What came back:\n  s = -0.7127716817\n" in score, score
+    assert count
     assert (
-        f"rope_score calls your apply_rope, whose own test failed first (cell [{count}] "
-        '("""apply_rope: pairs turn' in score
+        "rope_score calls your apply_rope, which is wrong now: apply_rope is wrong on the "
+        "values this test gave it" in " ".join(score.split())
     ), score
+    assert "(clockwise rotation). Fix apply_rope" in " ".join(score.split()), score
     table = by_id["self_check"].text
     flat = " ".join(table.split())
     assert "7 of 9 graded functions passed" in table.splitlines()[0], table
@@ -262,7 +264,7 @@ def test_nbgrader_validate_still_fails_a_wrong_visible_test(tmp_path):
     # the Validate button's report says what came back, and which function to fix first
     flat = " ".join(output.split())
     assert "What came back: r = [0.540302, -0.841471, 0.995004, -0.099833]" in flat, output
-    assert "rope_score calls your apply_rope, whose own test failed first" in flat, output
+    assert "rope_score calls your apply_rope, which is wrong now" in flat, output
 
 
 def _visible_tests(nb_id: str):
@@ -323,3 +325,69 @@ def test_a_wrong_answer_s_visible_tests_show_what_came_back(nb_id, tmp_path):
     assert failed, f"no visible test of {nb_id} failed: {[r.cell_id for r in ran]}"
     quiet = [r.cell_id for r in failed if f"\n{label}\n  " not in r.text]
     assert not quiet, f"failed without showing what came back: {quiet}"
+
+
+# --------------------------------------------------------------------------- the callee note
+
+
+def _cells_of(nb_id: str) -> dict[str, str]:
+    """The code cells of a source notebook by id, solutions in, hidden tests left out."""
+    nb = nbformat.read(REPO / "source" / nb_id / f"{nb_id}.ipynb", as_version=4)
+    return {
+        c.id: c.source.split("### BEGIN HIDDEN TESTS")[0] for c in nb.cells if c.cell_type == "code"
+    }
+
+
+DIVIDING_BY_D_K = ("/ math.sqrt(Q.shape[-1])", "/ Q.shape[-1]")
+NO_MAX = ("    m = np.where(np.isfinite(m), m, 0.0)", "    m = 0.0 * m")
+POSITIONS_FIRST = (
+    "self_attention(X[p] + P, Wq, Wk, Wv)",
+    "self_attention((X + P)[p], Wq, Wk, Wv)",
+)
+
+
+def _wrong(source: str, change: tuple[str, str]) -> str:
+    assert change[0] in source
+    return source.replace(*change)
+
+
+@pytest.mark.parametrize("nb_id", ["01_order", "01_order_ko"])
+def test_the_callee_note_goes_by_what_is_wrong_now(nb_id, tmp_path):
+    """01: attention fixed and run again (its test not): the failing order_gap_with_pe is
+    its own fault, no callee is named; while attention is still wrong, attention is named and
+    self_attention (right, with the reference's attention) is not. 01_order_ko: attention
+    divides by d_k and softmax has no max subtraction: softmax is right on every value
+    attention gives it, so attention's failing test does not name softmax."""
+    cells = _cells_of(nb_id)
+    note = {"01_order": "calls your", "01_order_ko": "함수를 부르는데"}[nb_id]
+    wrong_attention = _wrong(cells["answer_attention"], DIVIDING_BY_D_K)
+    wrong_gap = _wrong(cells["answer_order_gap_with_pe"], POSITIONS_FIRST)
+    with LearnerKernel(tmp_path) as kernel:
+        run = kernel.run
+        assert run(cells["imports"], "imports").status == "ok"
+        run(_wrong(cells["answer_softmax"], NO_MAX), "answer_softmax")
+        softmax_test = run(cells["test_softmax_stable"], "test_softmax_stable")
+        run(wrong_attention, "answer_attention")
+        attention_test = run(cells["test_attention_scaled"], "test_attention_scaled")
+        run(cells["answer_self_attention"], "answer_self_attention")
+        self_test = run(cells["test_self_attention"], "test_self_attention")
+        run(cells["preview_pe"], "preview_pe")
+        run(wrong_gap, "answer_order_gap_with_pe")
+        gap_test = run(cells["test_order_gap_with_pe_after_shuffle"], "test_gap")
+        run(cells["answer_attention"], "answer_attention")  # fixed; its test not run again
+        again = run(cells["test_order_gap_with_pe_after_shuffle"], "test_gap")
+    assert "AssertionError" in softmax_test.text
+    assert "AssertionError" in attention_test.text, attention_test.text
+    assert note not in attention_test.text, attention_test.text  # softmax is not blamed
+    assert "AssertionError" in self_test.text
+    named = [ln for ln in self_test.text.splitlines() if note in ln]
+    assert len(named) == 1 and named[0].startswith("self_attention "), self_test.text
+    assert "attention" in named[0].replace("self_attention", ""), named[0]
+    # attention still wrong: named, with what it got wrong now; self_attention is right
+    lines = [ln for ln in gap_test.text.splitlines() if note in ln]
+    assert len(lines) == 1 and "attention" in lines[0] and "self_attention," not in lines[0], (
+        gap_test.text
+    )
+    assert "dividing by d_k" in lines[0] or "d_k" in lines[0], lines[0]
+    # attention fixed: the test still fails (order_gap_with_pe's own bug); no callee named
+    assert "AssertionError" in again.text and note not in again.text, again.text

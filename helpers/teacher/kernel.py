@@ -22,6 +22,7 @@ from helpers.report import count_line
 from helpers.teacher import checks
 from helpers.teacher import reference as ref
 from helpers.teacher.calling import call, read_small, report_names
+from helpers.teacher.checks.base import Case
 from helpers.teacher.codec import describe
 from helpers.teacher.verdict import (
     FunctionResult,
@@ -30,6 +31,7 @@ from helpers.teacher.verdict import (
     cases_of,
     expectations,
     judge,
+    judge_case,
     message,
     new_seed,
     note_stand_ins,
@@ -37,7 +39,7 @@ from helpers.teacher.verdict import (
     replay_line,
 )
 
-__all__ = ["WrongAnswer", "grade", "self_check"]
+__all__ = ["WrongAnswer", "grade", "self_check", "wrong_on"]
 
 
 class WrongAnswer(AssertionError):
@@ -187,6 +189,35 @@ def _recorded(name: str, function, used: set):
 
     stand_in.__name__ = stand_in.__qualname__ = name
     return stand_in
+
+
+def wrong_on(name: str, calls) -> str | None:
+    """What the graded function ``name`` gets wrong now on ``calls`` (``(function, args,
+    kwargs)`` as a visible test called it), checked as its own test checks it: against the
+    reference, with the reference standing in for the functions it calls. None when it is
+    right on every call (or is no graded function, or a call's input is bad input)."""
+    check = checks.CHECKS.get(name)
+    if check is None or check.kind in ("constant", "files"):
+        return None
+    for function, args, kwargs in calls:
+        case = Case(tuple(args), dict(kwargs), tr("the values this test gave it"), "random")
+        try:
+            want = checks.expected(check, case)
+        except Exception:  # noqa: BLE001, S112 - bad input there: not this function's fault
+            continue
+        namespace = getattr(function, "__globals__", {})
+        try:
+            with _Alarm(check.timeout), _stand_ins(check, namespace, set()):
+                outcome = _call_here(function, check, case)
+        except _Timeout:
+            outcome = Outcome(error={"type": "Timeout", "timeout": True, "seconds": check.timeout})
+        failure = judge_case(check, case, want, outcome)
+        if failure is not None:
+            text, mistake = failure
+            if mistake is not None:
+                text = text.rstrip(".") + " " + tr("({mistake})", mistake=tr(mistake.name))
+            return text
+    return None
 
 
 def _seed(seed) -> int:
