@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -212,13 +213,26 @@ PARTS = {
 }
 
 
-def check_function(function: dict, namespace, tools: tuple | None = None) -> Result:
+def check_function(
+    function: dict, namespace, tools: tuple | None = None, broken_cells: dict | None = None
+) -> Result:
     """The classroom verdict of one function of the data file against ``namespace``
-    (``tools``: ``shipped_tools()`` unless given)."""
+    (``tools``: ``shipped_tools()`` unless given; ``broken_cells``: the names whose answer
+    cell failed, with that cell, ``helpers.session.broken()``)."""
     name, kind = function["name"], function["kind"]
     if kind == "files" or not function["cases"]:
         return Result(name, "not checked here", tr(RANDOM_BY_TEACHER))
     if name not in namespace:
+        broken = (broken_cells or {}).get(name)
+        if broken is not None:
+            text = tr(
+                "{name} is not defined: the answer cell that defines it, {where}, stopped "
+                "with {error}. Fix that cell and run it again.",
+                name=name,
+                where=broken.where(),
+                error=broken.error.rstrip("."),
+            )
+            return Result(name, "FAILED", text, where=_where(function))
         if kind == "constant":
             text = tr(
                 "{name} is not defined: run the cell that defines this constant first.", name=name
@@ -267,11 +281,17 @@ def recognised(function: dict) -> list[str]:
 
 
 def self_check(
-    assignment: str, namespace, path: Path = DATA, tools: tuple | None = None
+    assignment: str,
+    namespace,
+    path: Path = DATA,
+    tools: tuple | None = None,
+    broken_cells: dict | None = None,
+    notes: Sequence[str] = (),
 ) -> ClassReport | None:
     """Run the classroom checks of ``assignment`` against ``namespace`` and print a table:
     every function's verdict, the failures in full, the mistakes the checks recognise, and
-    that the random cases are graded by the teacher. Never raises."""
+    that the random cases are graded by the teacher. Never raises. ``broken_cells`` and
+    ``notes``: the answer cells that failed (``helpers.session``), said under the table."""
     base, lang = split_assignment(str(assignment))
     with speaking(lang if lang != DEFAULT else None):
         try:
@@ -288,7 +308,7 @@ def self_check(
         report = ClassReport(str(assignment))
         for function in functions:
             try:
-                result = check_function(function, namespace, tools)
+                result = check_function(function, namespace, tools, broken_cells)
             except Exception as exc:  # noqa: BLE001  (the self-check never raises)
                 result = Result(
                     function["name"], "FAILED", tr("could not be checked: {error}", error=exc)
@@ -298,7 +318,7 @@ def self_check(
             if names:
                 report.mistakes[function["name"]] = names
         _name_failed_callees(report, namespace)
-        _print(report)
+        _print(report, notes)
         return report
 
 
@@ -378,7 +398,7 @@ def rows(report: ClassReport) -> list:
     return out
 
 
-def _print(report: ClassReport) -> None:
+def _print(report: ClassReport, notes: Sequence[str] = ()) -> None:
     from helpers.report import render
 
     checked = [r for r in report.results if r.verdict != "not checked here"]
@@ -390,6 +410,8 @@ def _print(report: ClassReport) -> None:
         total=len(checked),
     )
     print(render(header, rows(report)))
+    for line in notes:
+        print("\n" + line)
     if report.mistakes:
         print("\n" + tr("Known mistakes these checks recognise by name:"))
         for name, mistakes in report.mistakes.items():

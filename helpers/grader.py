@@ -76,7 +76,9 @@ def self_check(assignment: str, seed: int | None = None, namespace: Mapping | No
 
         ns = namespace if namespace is not None else _caller_globals()
         if classcheck.available():
-            return classcheck.self_check(assignment, ns)
+            return classcheck.self_check(
+                assignment, ns, broken_cells=session.broken(), notes=session.broken_lines()
+            )
         print(
             tr(
                 "self-check of {assignment}: {problem}",

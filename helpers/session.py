@@ -28,6 +28,7 @@ import dataclasses
 import functools
 import inspect
 import os
+import re
 import sys
 from dataclasses import dataclass
 
@@ -35,7 +36,16 @@ import helpers
 from helpers import came_back
 from helpers.i18n import tr
 
-__all__ = ["CarryOn", "Stop", "failed_tests", "last_stop", "not_written", "start"]
+__all__ = [
+    "CarryOn",
+    "Stop",
+    "broken",
+    "broken_lines",
+    "failed_tests",
+    "last_stop",
+    "not_written",
+    "start",
+]
 
 # The names a stopped cell did not get to assign (they are explained, not reported as typos).
 _UNSET: dict[str, str] = {}
@@ -77,6 +87,16 @@ _STATE: dict = {
     "failed": {},
     "recording": ({}, {}),  # while a test runs: calls made to its function's callees
 }
+# The answer cells that failed (a syntax error, an error, too long a run): the names each
+# would have defined -> the cell (a Stop). A later run of the cell to its end clears them.
+_BROKEN: dict[str, Stop] = {}
+# How long an answer cell may run, and how much it may print, before it is stopped: an
+# answer cell defines functions; one that runs on (an endless loop, endless output) would
+# keep Run All from the self-check.
+ANSWER_CELL_SECONDS = 60.0
+ANSWER_CELL_OUTPUT = 200_000  # characters
+_ANSWER_PREFIXES = ("answer_", "recap_")
+
 # What a callee gets wrong now on the calls a test made to it (``judge(callee, calls)``),
 # given by ``helpers.grader`` (it has the checks); None: no callee is ever named.
 _JUDGE: list = [None]
@@ -113,6 +133,7 @@ def start() -> None:
     if not any(isinstance(t, CarryOn) for t in shell.ast_transformers):
         shell.ast_transformers.append(CarryOn())
         shell.user_ns[_GUARD] = sys.modules[__name__]
+        shell.input_transformers_post.append(_syntax_checked)
         _watch(shell)
 
 
@@ -153,6 +174,8 @@ def _pre_run_cell(info) -> None:
     name = _tested_name(_STATE["source"])
     if name:
         _record_callees(name, _user_ns())
+    if _is_answer_cell():
+        _limit_answer_cell()
 
 
 def _user_ns() -> dict:
@@ -205,6 +228,7 @@ def _stop_recording() -> None:
 
 def _post_run_cell(result) -> None:
     _stop_recording()
+    _unlimit_answer_cell()
     error = result.error_in_exec or result.error_before_exec
     name = _tested_name(_STATE["source"]) or ""
     failed = _STATE["failed"].get(name)
@@ -255,6 +279,198 @@ def _is_test_cell() -> bool:
     return str(_STATE["cell_id"] or "").startswith("test_")
 
 
+def _is_answer_cell(cell_id: str | None = None, source: str | None = None) -> bool:
+    """An answer cell (``answer_...``, a recap ``recap_...``); without a cell id (a front end
+    that sends none), a cell that defines a function at its top level and is no test."""
+    cell_id = _STATE["cell_id"] if cell_id is None else cell_id
+    source = _STATE["source"] if source is None else source
+    if cell_id:
+        return str(cell_id).startswith(_ANSWER_PREFIXES)
+    if _tested_name(source):
+        return False
+    return any(line.startswith("def ") for line in source.splitlines())
+
+
+class Overran(Exception):
+    """An answer cell ran too long, or printed too much, and was stopped."""
+
+
+class _Capped:
+    """``sys.stdout`` while an answer cell runs: stops the cell past ``ANSWER_CELL_OUTPUT``."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        self.written = 0
+
+    def write(self, text):
+        self.written += len(text)
+        if self.written > ANSWER_CELL_OUTPUT:
+            _unlimit_answer_cell()
+            raise Overran(
+                tr(
+                    "this answer cell printed more than {n} characters and was stopped "
+                    "(a print in an endless loop?)",
+                    n=ANSWER_CELL_OUTPUT,
+                )
+            )
+        return self.stream.write(text)
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+def _on_alarm(signum, frame):
+    _unlimit_answer_cell()  # once: what follows (the error shown) is not cut short
+    raise Overran(
+        tr(
+            "this answer cell ran for more than {seconds} s and was stopped (an endless loop?)",
+            seconds=f"{ANSWER_CELL_SECONDS:g}",
+        )
+    )
+
+
+def _limit_answer_cell() -> None:
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
+        _STATE["alarm"] = signal.signal(signal.SIGALRM, _on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, ANSWER_CELL_SECONDS, 1.0)
+    if not isinstance(sys.stdout, _Capped):
+        _STATE["stdout"] = sys.stdout
+        sys.stdout = _Capped(sys.stdout)
+
+
+def _unlimit_answer_cell() -> None:
+    import signal
+
+    if "alarm" in _STATE:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, _STATE.pop("alarm") or signal.SIG_DFL)
+    if "stdout" in _STATE:
+        if isinstance(sys.stdout, _Capped):
+            sys.stdout = _STATE["stdout"]
+        _STATE.pop("stdout")
+
+
+def broken() -> dict[str, Stop]:
+    """The names whose answer cell failed, with that cell (cleared when it runs to its end)."""
+    return dict(_BROKEN)
+
+
+def broken_lines() -> list[str]:
+    """What the self-check says under its table about answer cells that failed."""
+    cells: dict[tuple, list[str]] = {}
+    for name, stop in _BROKEN.items():
+        cells.setdefault((stop.count, stop.cell, stop.error, stop.cell_id), []).append(name)
+    lines = []
+    for (count, cell, error, cell_id), names in cells.items():
+        stop = Stop(count, cell, error, cell_id)
+        lines.append(
+            tr(
+                "{where} did not run to its end: {error}. Fix that cell and run it again; it "
+                "defines {names}.",
+                where=stop.where(),
+                error=error.rstrip("."),
+                names=", ".join(names),
+            )
+        )
+    return lines
+
+
+def broken_cell(exc: BaseException, assigned: list[str]) -> None:
+    """An answer cell failed: show the error as usual, say the notebook goes on, and
+    remember the names it did not define (they are removed: half done at best)."""
+    try:
+        shell = get_ipython()
+    except NameError:  # pragma: no cover - only IPython installs the guard
+        shell = None
+    if shell is not None:
+        shell.showtraceback()
+    _broke(_said(exc), assigned)
+
+
+def _broke(error: str, names: list[str]) -> None:
+    stop = Stop(_count_now(), _first_line(_STATE["source"]), error, _STATE["cell_id"])
+    namespace = _user_ns()
+    defined = [n for n in names if not n.startswith("__pe_")]
+    for name in defined:
+        _BROKEN[name] = stop
+        _UNSET[name] = f"{stop.short()}"
+        namespace.pop(name, None)
+    print(
+        tr(
+            "[this answer cell stopped with an error (see above), so it defines nothing: "
+            "{names}. The notebook goes on, so that the self-check at the end runs; fix this "
+            "cell and run it again. nbgrader's validation (the Validate button) still fails "
+            "until it runs.]",
+            names=", ".join(defined) or "-",
+        )
+    )
+    _STATE["carried"] = True
+
+
+def _count_now() -> int | None:
+    """The execution count of the running cell (IPython counts it before running it)."""
+    try:
+        from IPython import get_ipython as running
+
+        shell = running()
+    except ImportError:  # pragma: no cover
+        return None
+    return getattr(shell, "execution_count", None)
+
+
+def _cell_id_now() -> str | None:
+    """The id of the cell being transformed (before ``pre_run_cell``), as the front end sent it."""
+    try:
+        from IPython import get_ipython as running
+
+        kernel = getattr(running(), "kernel", None)
+        parent = kernel.get_parent() if kernel is not None else {}
+    except Exception:  # noqa: BLE001 - an older kernel: no id
+        return None
+    return ((parent or {}).get("metadata") or {}).get("cellId")
+
+
+def _syntax_checked(lines: list[str]) -> list[str]:
+    """An IPython input transformer: an answer cell that does not compile becomes a call that
+    shows its syntax error and lets Run All go on (a cell that compiles is left as it is)."""
+    source = "".join(lines)
+    flags = ast.PyCF_ONLY_AST | getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
+    try:
+        compile(source, "<cell>", "exec", flags=flags, dont_inherit=True)
+    except (SyntaxError, ValueError, OverflowError):
+        if not _is_answer_cell(_cell_id_now() or "", source):
+            return lines
+        names = sorted(set(re.findall(r"^(?:def|class)\s+(\w+)", source, flags=re.MULTILINE)))
+        return [f"{_GUARD}.syntax_error({source!r}, {names!r})\n"]
+    return lines
+
+
+def syntax_error(source: str, names: list[str]) -> None:
+    """Show an answer cell's syntax error as IPython does, and carry on (``_syntax_checked``)."""
+    try:
+        from IPython import get_ipython as running
+
+        shell = running()
+    except ImportError:  # pragma: no cover
+        shell = None
+    filename = "<cell>"
+    if shell is not None:
+        filename = shell.compile.cache(source, shell.execution_count, raw_code=source)
+    try:
+        compile(source, filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, OverflowError) as exc:
+        if shell is not None:
+            shell.showsyntaxerror(filename=filename)
+        error = _said(exc)
+        if isinstance(exc, SyntaxError) and exc.lineno:
+            said = f"{type(exc).__name__}: {exc.msg}"
+            error = tr("{error} (line {line})", error=said, line=exc.lineno)
+        _broke(error, names)
+
+
 def _carries(exc: BaseException) -> bool:
     """Whether a cell may carry on past ``exc``: an unwritten exercise or its aftermath, a
     failed assert, or any error of a visible test."""
@@ -262,11 +478,21 @@ def _carries(exc: BaseException) -> bool:
         return True
     if isinstance(exc, NameError) and getattr(exc, "name", None) in _UNSET:
         return True
+    if isinstance(exc, Exception) and _is_answer_cell():
+        return True
     return isinstance(exc, AssertionError) or (isinstance(exc, Exception) and _is_test_cell())
 
 
 def carry_on(exc: BaseException, assigned: list[str]) -> None:
     """The guard of a statement met ``exc`` and carries on (``_carries``): say what happened."""
+    unset = isinstance(exc, NameError) and getattr(exc, "name", None) in _UNSET
+    if (
+        _is_answer_cell()
+        and not isinstance(exc, NotImplementedError | AssertionError)
+        and not unset
+    ):
+        broken_cell(exc, assigned)
+        return
     if isinstance(exc, NotImplementedError) or (
         isinstance(exc, NameError) and getattr(exc, "name", None) in _UNSET
     ):
@@ -312,7 +538,21 @@ def _failed(exc: BaseException, namespace) -> list[str]:
 
 def not_written(exc: BaseException, assigned: list[str]) -> None:
     """Say what stopped a cell, remember what it did not compute, and let Run All go on."""
-    if isinstance(exc, NameError) and getattr(exc, "name", None) in _UNSET:
+    if isinstance(exc, NameError) and getattr(exc, "name", None) in _BROKEN:
+        name = exc.name
+        stop = _BROKEN[name]
+        print(
+            tr(
+                "[not run to the end: `{name}` is not defined, because the cell that defines "
+                "it, {where}, stopped with {error}. Fix that cell and run it again; the notebook "
+                "goes on.]",
+                name=name,
+                where=stop.where(),
+                error=stop.error,
+            )
+        )
+        culprit = _UNSET[name]
+    elif isinstance(exc, NameError) and getattr(exc, "name", None) in _UNSET:
         name = exc.name
         print(
             tr(
@@ -441,3 +681,4 @@ def _done(assigned: list[str]) -> None:
     """A cell ran to its end: the names it assigned are computed now."""
     for name in assigned:
         _UNSET.pop(name, None)
+        _BROKEN.pop(name, None)

@@ -391,3 +391,123 @@ def test_the_callee_note_goes_by_what_is_wrong_now(nb_id, tmp_path):
     assert "dividing by d_k" in lines[0] or "d_k" in lines[0], lines[0]
     # attention fixed: the test still fails (order_gap_with_pe's own bug); no callee named
     assert "AssertionError" in again.text and note not in again.text, again.text
+
+
+# --------------------------------------------------------------------------- answer cells that fail
+
+
+def _source_nb(nb_id: str) -> nbformat.NotebookNode:
+    return nbformat.read(REPO / "source" / nb_id / f"{nb_id}.ipynb", as_version=4)
+
+
+def _cell(nb, cell_id: str):
+    return next(c for c in nb.cells if c.get("id") == cell_id)
+
+
+def _run(nb, tmp_path) -> nbformat.NotebookNode:
+    NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()  # raises CellExecutionError on the first cell that stops Run All
+    return nb
+
+
+def _text(cell) -> str:
+    out = []
+    for o in cell.outputs:
+        if o.output_type == "stream":
+            out.append(o.text)
+        elif o.output_type == "error":
+            out.append("\n".join(o.traceback))
+        elif "text/plain" in o.get("data", {}):
+            out.append(o.data["text/plain"])
+    return re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(out))
+
+
+def _errors(cell) -> list[str]:
+    return [o.ename for o in cell.outputs if o.output_type == "error"]
+
+
+@pytest.mark.slow
+def test_run_all_reaches_the_self_check_whatever_an_answer_cell_does(tmp_path):
+    """01_order run by nbclient: a syntax error, an endless loop, endless output and an
+    exception in four answer cells. Each cell shows its error; Run All goes on; the self-check
+    names each cell and what to fix."""
+    nb = _source_nb("01_order")
+    nb.cells.insert(
+        1,
+        nbformat.v4.new_code_cell(
+            "import helpers.session\n"
+            "helpers.session.ANSWER_CELL_SECONDS = 3\n"
+            "helpers.session.ANSWER_CELL_OUTPUT = 20_000"
+        ),
+    )
+    softmax = _cell(nb, "answer_softmax")
+    softmax.source = "def softmax(x, axis=-1):\n    return np.exp(x) / np.sum(np.exp(x)\n"
+    _cell(nb, "answer_self_attention").source += "\nwhile True:\n    pass\n"
+    _cell(nb, "answer_permutation_gap").source += "\nwhile True:\n    print('gap')\n"
+    _cell(nb, "answer_order_gap_with_pe").source += "\nraise RuntimeError('a stray line')\n"
+    _run(nb, tmp_path)
+    softmax = _cell(nb, "answer_softmax")
+    assert _errors(softmax) == ["SyntaxError"], _text(softmax)
+    assert (
+        "[this answer cell stopped with an error (see above), so it defines nothing: softmax."
+        in (_text(softmax))
+    )
+    assert _errors(_cell(nb, "answer_self_attention")) == ["Overran"]
+    assert "ran for more than 3 s" in _text(_cell(nb, "answer_self_attention"))
+    gap = _cell(nb, "answer_permutation_gap")
+    assert _errors(gap) == ["Overran"] and "printed more than 20000 characters" in _text(gap)
+    assert sum(len(o.get("text", "")) for o in gap.outputs) < 30_000
+    assert _errors(_cell(nb, "answer_order_gap_with_pe")) == ["RuntimeError"]
+    # a later cell that needs softmax says which cell to fix, and Run All goes on
+    assert "`softmax` is not defined, because the cell that defines it, cell [" in _text(
+        _cell(nb, "test_softmax_stable")
+    )
+    table = " ".join(_text(nb.cells[-1]).split())
+    assert "self-check of 01_order" in table, table
+    for name, error in (
+        ("softmax", "SyntaxError: '(' was never closed (line 2)"),
+        ("self_attention", "Overran: this answer cell ran for more than 3 s"),
+        ("permutation_gap", "Overran: this answer cell printed more than 20000 characters"),
+        ("order_gap_with_pe", "RuntimeError: a stray line"),
+    ):
+        assert f"{name} is not defined: the answer cell that defines it, cell [" in table
+        assert f"did not run to its end: {error}" in table, (name, table)
+    assert "Fix that cell and run it again; it defines softmax." in table
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("nb_id", ["12_rope_today", "12_rope_today_ko"])
+def test_a_recap_pasted_with_a_missing_constant_does_not_stop_run_all(nb_id, tmp_path):
+    """12's recap pasted from 06 as ``def thetas(d, base=THETA_BASE)``: NameError, shown; Run
+    All reaches the self-check, which names the recap cell."""
+    nb = _source_nb(nb_id)
+    recap = _cell(nb, "recap_rope")
+    assert "def thetas(d, base=10000.0)" in recap.source
+    recap.source = recap.source.replace(
+        "def thetas(d, base=10000.0)", "def thetas(d, base=THETA_BASE)"
+    )
+    _run(nb, tmp_path)
+    assert _errors(recap) == ["NameError"], _text(recap)
+    last = " ".join(_text(nb.cells[-1]).split())
+    heading = {"12_rope_today": "self-check of", "12_rope_today_ko": "자가 점검"}[nb_id]
+    assert heading in last, last
+    assert "NameError: name 'THETA_BASE' is not defined" in last, last
+    assert "apply_rope, thetas." in last, last
+
+
+@pytest.mark.slow
+def test_nbgrader_validate_still_fails_an_answer_cell_with_a_syntax_error(tmp_path):
+    from tests.test_notebooks import course_copy, nb_path, nbgrader_validate
+
+    course = course_copy(REPO, tmp_path, ["01_order"], learner=True)
+    path = nb_path(course, "notebooks", "01_order")
+    nb = nbformat.read(path, as_version=4)
+    _cell(nb, "answer_softmax").source = "def softmax(x, axis=-1):\n    return np.exp(x\n"
+    nbformat.write(nb, path)
+    status, output = nbgrader_validate(path, course)
+    assert status == 0, output
+    # softmax's test fails: softmax is not defined (its cell did not compile)
+    assert "VALIDATION FAILED" in output.upper(), output
+    assert "NameError: name 'softmax' is not defined" in output, output
+    assert "[this answer cell stopped" not in output  # nothing is carried while validating

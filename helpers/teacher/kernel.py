@@ -113,7 +113,16 @@ def grade_in_namespace(check, namespace: Mapping, seed: int, replay: str) -> Fun
     wants = expectations(check, cases)  # before any learner code runs
     if name not in namespace:
         stop = session.last_stop()
-        if stop is not None:
+        broken = session.broken().get(name)
+        if broken is not None:
+            text = tr(
+                "{name} is not defined: the answer cell that defines it, {where}, stopped "
+                "with {error}. Fix that cell and run it again.",
+                name=name,
+                where=broken.where(),
+                error=broken.error.rstrip("."),
+            )
+        elif stop is not None:
             text = tr(
                 "{name} is not defined: its cell has not run since the run stopped at {where}.",
                 name=name,
@@ -285,4 +294,6 @@ def _self_check(assignment: str, base: str, namespace: Mapping, seed: int | None
         total=total,
     )
     print(report.render(header))
+    for line in session.broken_lines():
+        print("\n" + line)
     return report
