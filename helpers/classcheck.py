@@ -33,12 +33,12 @@ RANDOM_BY_TEACHER = (
 
 
 def shipped_tools() -> tuple:
-    """``(agree, normalize, decode)``: the grader's comparison and JSON decoding, as the
+    """``(agree, normalize, decode, not_an_array)``: the grader's comparison and JSON decoding, as the
     learner build ships them (``helpers/_shipped``, copied there by the build)."""
     from helpers._shipped.codec import decode
-    from helpers._shipped.compare import agree, normalize
+    from helpers._shipped.compare import agree, normalize, not_an_array
 
-    return agree, normalize, decode
+    return agree, normalize, decode, not_an_array
 
 
 def available(path: Path = DATA) -> bool:
@@ -118,7 +118,7 @@ def _plain(value):
 
 def _judge_case(function: dict, case: dict, target, tools) -> tuple[str | None, str | None]:
     """``(None, None)`` when the case passed, else ``(what went wrong, mistake name)``."""
-    agree, normalize, decode = tools
+    agree, normalize, decode = tools[:3]
     name, kind, label = function["name"], function["kind"], _text(case, "label")
     args = tuple(decode(case["args"]))
     kwargs = decode(case["kwargs"])
@@ -154,6 +154,8 @@ def _judge_case(function: dict, case: dict, target, tools) -> tuple[str | None, 
         )
         return text, _mistake(function, case, value, tools)
     try:
+        if kind == "array" and len(tools) > 3:
+            tools[3](value)
         got = normalize(kind, value)
     except (ValueError, TypeError) as exc:
         return tr("{name} on {label}: {detail}", name=name, label=label, detail=exc), None
@@ -171,7 +173,7 @@ def _judge_case(function: dict, case: dict, target, tools) -> tuple[str | None, 
 
 def _mistake(function: dict, case: dict, got, tools) -> str | None:
     """The catalogued mistake whose output on this case ``got`` agrees with, or None."""
-    agree, normalize, decode = tools
+    agree, normalize, decode = tools[:3]
     kind = function["kind"]
     try:
         got = normalize(kind, got)
@@ -320,6 +322,15 @@ def self_check(
         _name_failed_callees(report, namespace)
         _print(report, notes)
         return report
+
+
+def kind_of(name: str, path: Path = DATA) -> str | None:
+    """The kind of output of the graded function ``name`` ("array", "float" ...), or None."""
+    try:
+        notebooks = load(path)["notebooks"].values()
+    except (OSError, ValueError, KeyError):
+        return None
+    return next((f["kind"] for fs in notebooks for f in fs if f["name"] == name), None)
 
 
 def wrong_now(name: str, calls, path: Path = DATA, tools: tuple | None = None) -> str | None:

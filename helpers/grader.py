@@ -108,4 +108,30 @@ def _judge_callee(callee: str, calls) -> str | None:
     return classcheck.wrong_now(callee, calls[0][0])
 
 
+def _type_note(name: str, value) -> str | None:
+    """What the grader says of ``value`` returned by ``name`` when its type is wrong (a list,
+    a tuple or a plain number where an array is asked for): the grader's own words."""
+    if helpers.has_teacher():
+        from helpers.teacher import checks
+        from helpers.teacher.checks.compare import not_an_array
+
+        check = checks.CHECKS.get(name)
+        kind = getattr(check, "kind", None)
+    else:
+        from helpers import classcheck
+
+        if not classcheck.available():
+            return None
+        kind = classcheck.kind_of(name)
+        not_an_array = classcheck.shipped_tools()[3]
+    if kind != "array":
+        return None
+    try:
+        not_an_array(value)
+    except ValueError as exc:
+        return f"{name} {exc}."
+    return None
+
+
 session.judge_callees_with(_judge_callee)
+session.note_types_with(_type_note)

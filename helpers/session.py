@@ -103,6 +103,30 @@ _JUDGE: list = [None]
 MAX_RECORDED = 8  # calls kept per callee while a test runs
 
 
+def _wrong_types(name: str) -> list[str]:
+    """What the grader says of a value of the wrong type the tested function returned in
+    this test (a list where an array is asked for), in the same words."""
+    note = _JUDGE[1] if len(_JUDGE) > 1 else None
+    if note is None:
+        return []
+    for value in _STATE.get("returned", []):
+        try:
+            said = note(name, value)
+        except Exception:  # noqa: BLE001, S112 - a note that cannot be decided is not shown
+            continue
+        if said:
+            return [said]
+    return []
+
+
+def note_types_with(note) -> None:
+    """``note(name, value)``: what the grader says of ``value`` returned by ``name`` when its
+    type is wrong (a list where an array is asked for), or None."""
+    while len(_JUDGE) < 2:
+        _JUDGE.append(None)
+    _JUDGE[1] = note
+
+
 def judge_callees_with(judge) -> None:
     """The function that decides, when a visible test fails, whether a function its tested
     function calls is wrong now on the values the test gave it: ``judge(callee, calls)``
@@ -198,9 +222,27 @@ def _record_callees(name: str, namespace) -> None:
         if inspect.isfunction(function):
             calls[callee] = []
             wrappers[callee] = (_recorder(function, calls[callee]), function)
+    tested = namespace.get(name)
+    returned: list = []
+    if inspect.isfunction(tested):
+        wrappers[name] = (_returns(tested, returned), tested)
     for callee, (wrapper, _) in wrappers.items():
         namespace[callee] = wrapper
     _STATE["recording"] = (calls, wrappers)
+    _STATE["returned"] = returned
+
+
+def _returns(function, returned: list):
+    """``function``, keeping what it returned (a test's values, to say what came back)."""
+
+    @functools.wraps(function)
+    def keeping(*args, **kwargs):
+        value = function(*args, **kwargs)
+        if len(returned) < MAX_RECORDED:
+            returned.append(value)
+        return value
+
+    return keeping
 
 
 def _recorder(function, calls: list):
@@ -224,6 +266,7 @@ def _stop_recording() -> None:
         if namespace.get(callee) is wrapper:
             namespace[callee] = function
     _STATE["recording"] = ({}, {})
+    _STATE["returned"] = []
 
 
 def _post_run_cell(result) -> None:
@@ -530,6 +573,7 @@ def _failed(exc: BaseException, namespace) -> list[str]:
     name = _tested_name(source)
     extra = came_back.came_back(exc, source)
     if name:
+        extra += _wrong_types(name)
         calls, _ = _STATE["recording"]
         extra += came_back.callee_first(name, calls, _JUDGE[0])
         _STATE["failed"][name] = Stop(None, _first_line(source), _said(exc), _STATE["cell_id"])

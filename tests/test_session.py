@@ -511,3 +511,43 @@ def test_nbgrader_validate_still_fails_an_answer_cell_with_a_syntax_error(tmp_pa
     assert "VALIDATION FAILED" in output.upper(), output
     assert "NameError: name 'softmax' is not defined" in output, output
     assert "[this answer cell stopped" not in output  # nothing is carried while validating
+
+
+# --------------------------------------------------------------------------- a wrong type
+
+
+LIST_SOFTMAX = (
+    "def softmax(x, axis=-1):\n"
+    "    x = np.asarray(x, dtype=np.float64)\n"
+    "    if x.ndim == 0:\n"
+    "        raise ValueError('x must have at least one dimension')\n"
+    "    e = np.exp(x - x.max(axis=axis, keepdims=True))\n"
+    "    return (e / e.sum(axis=axis, keepdims=True)).tolist()  # a list, not an array\n"
+)
+WRONG_TYPE = "softmax returned a list of 2 numbers where a numpy array is asked for"
+
+
+def test_a_list_where_an_array_is_asked_for_gets_one_verdict_everywhere(tmp_path):
+    """softmax returning a list: the visible test, the self-check and the isolated grader
+    say the same words (before: AttributeError in the test, "passed" in the self-check)."""
+    from helpers.teacher import isolated
+
+    cells = _cells_of("01_order")
+    with LearnerKernel(tmp_path) as kernel:
+        kernel.run(cells["imports"], "imports")
+        kernel.run(LIST_SOFTMAX, "answer_softmax")
+        test = kernel.run(cells["test_softmax_stable"], "test_softmax_stable")
+        table = kernel.run('self_check("01_order")', "self_check").text
+    flat = " ".join(test.text.split())
+    assert "AttributeError: 'list' object has no attribute 'sum'" in flat  # still shown
+    assert WRONG_TYPE in flat, test.text
+    row = next(line for line in table.splitlines() if line.startswith("softmax "))
+    assert row.split()[1] == "partly" or row.split()[1] == "FAILED", table
+    assert "returned a list of" in " ".join(table.split()), table
+    nb = _source_nb("01_order")
+    _cell(nb, "answer_softmax").source = LIST_SOFTMAX
+    report = isolated.check_notebook(nb, seed=3, names=["softmax"])
+    assert not report["softmax"].passed
+    assert "where a numpy array is asked for" in report["softmax"].message, report[
+        "softmax"
+    ].message

@@ -25,6 +25,7 @@ from helpers.report import Row
 from helpers.teacher import checks
 from helpers.teacher.calling import call
 from helpers.teacher.checks.base import PARTS, WEIGHTS
+from helpers.teacher.checks.compare import not_an_array
 from helpers.teacher.codec import Opaque, contains_opaque, decode, describe
 
 
@@ -494,6 +495,8 @@ def judge_case(check, case, want, outcome: Outcome):
         )
         return text, None
     try:
+        if check.kind == "array":
+            not_an_array(outcome.value)
         got = checks.normalize(check.kind, outcome.value)
     except (ValueError, TypeError) as exc:
         return tr("{name} on {label}: {detail}", name=name, label=label, detail=exc), None
