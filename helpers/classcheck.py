@@ -60,6 +60,7 @@ class Result:
     message: str
     mistake: str | None = None
     where: str = ""  # "See Exercise 1: `softmax`." when it did not pass
+    kind: str = ""  # the kind of output: "constant" is no row of the table
 
     @property
     def passed(self) -> bool:
@@ -155,7 +156,7 @@ def _judge_case(function: dict, case: dict, target, tools) -> tuple[str | None, 
         return text, _mistake(function, case, value, tools)
     try:
         if kind == "array" and len(tools) > 3:
-            tools[3](value)
+            tools[3](value, decode(case["want"]))
         got = normalize(kind, value)
     except (ValueError, TypeError) as exc:
         return tr("{name} on {label}: {detail}", name=name, label=label, detail=exc), None
@@ -315,6 +316,7 @@ def self_check(
                 result = Result(
                     function["name"], "FAILED", tr("could not be checked: {error}", error=exc)
                 )
+            result.kind = function.get("kind", "")
             report.results.append(result)
             names = recognised(function)
             if names:
@@ -404,6 +406,10 @@ def rows(report: ClassReport) -> list:
                 summary=first,
                 where=r.where,
                 details=tuple(rest),
+                constant=r.kind == "constant",
+                state={"FAILED": "failed", "not checked here": "unchecked"}.get(
+                    r.verdict, r.verdict
+                ),
             )
         )
     return out
@@ -412,7 +418,9 @@ def rows(report: ClassReport) -> list:
 def _print(report: ClassReport, notes: Sequence[str] = ()) -> None:
     from helpers.report import render
 
-    checked = [r for r in report.results if r.verdict != "not checked here"]
+    checked = [
+        r for r in report.results if r.verdict != "not checked here" and r.kind != "constant"
+    ]
     header = tr(
         "classroom self-check of {assignment} (the numbers the notebook shows, edge cases "
         "and bad input): {passed} of {total} passed",
@@ -420,9 +428,10 @@ def _print(report: ClassReport, notes: Sequence[str] = ()) -> None:
         passed=sum(r.passed for r in checked),
         total=len(checked),
     )
-    print(render(header, rows(report)))
-    for line in notes:
-        print("\n" + line)
+    from helpers.report import html, show
+
+    table = render(header, rows(report)) + "".join("\n\n" + line for line in notes)
+    show(table, html(header, rows(report), notes))
     if report.mistakes:
         print("\n" + tr("Known mistakes these checks recognise by name:"))
         for name, mistakes in report.mistakes.items():

@@ -319,7 +319,11 @@ def _stopped_at(exc: BaseException) -> str | None:
 
 
 def _is_test_cell() -> bool:
-    return str(_STATE["cell_id"] or "").startswith("test_")
+    """A visible test (``test_...``); without a cell id (a front end that sends none), a cell
+    whose docstring names the function it tests (``\"\"\"apply_rope: ...``)."""
+    if _STATE["cell_id"]:
+        return str(_STATE["cell_id"]).startswith("test_")
+    return _tested_name(_STATE["source"]) is not None
 
 
 def _is_answer_cell(cell_id: str | None = None, source: str | None = None) -> bool:

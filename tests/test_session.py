@@ -551,3 +551,58 @@ def test_a_list_where_an_array_is_asked_for_gets_one_verdict_everywhere(tmp_path
     assert "where a numpy array is asked for" in report["softmax"].message, report[
         "softmax"
     ].message
+
+
+# --------------------------------------------------------------------------- the self-check's table
+
+
+def _display(cell) -> dict:
+    return next(o.data for o in cell.outputs if o.output_type == "display_data")
+
+
+@pytest.mark.slow
+def test_the_self_check_is_an_html_table_of_functions_with_the_learner_s_warnings(tmp_path):
+    """06_rope run by nbclient, turns wrong and warning, slow_pairs raising a message with
+    markup: the self-check is a display with text/html (a coloured verdict per row, details to
+    open, every text escaped) and text/plain; DIM and THETA_BASE are no rows; a row's sentence
+    ends with a full stop before "See Exercise"; the warning is under turns, not on stderr."""
+    nb = _source_nb("06_rope")
+    turns = _cell(nb, "answer_turns")
+    turns.source = (
+        "def turns(d, delta, base=THETA_BASE):\n"
+        "    big = np.exp(np.float64(1000.0))  # overflows: a RuntimeWarning\n"
+        "    return delta * thetas(d, base) + 0.0 * big\n"
+    )
+    _cell(nb, "answer_slow_pairs").source = (
+        "def slow_pairs(d, delta, base=THETA_BASE):\n"
+        "    if d != 64:  # the notebook's cells use d = 64; the grader's cases others too\n"
+        "        raise ValueError('<script>alert(1)</script> & more')\n"
+        "    return int(np.count_nonzero(delta * thetas(d, base) / (2 * np.pi) < 1.0))\n"
+    )
+    _run(nb, tmp_path)
+    last = nb.cells[-1]
+    assert not [o for o in last.outputs if o.get("name") == "stderr"], last.outputs
+    data = _display(last)
+    text, page = data["text/plain"], data["text/html"]
+    assert "7 of 9 graded functions passed" in text.splitlines()[0], text
+    rows = [line.split()[0] for line in text.splitlines()[3:] if line[:1].strip()]
+    assert "DIM" not in rows and "THETA_BASE" not in rows, text
+    assert "DIM" not in page and "THETA_BASE" not in page
+    flat = " ".join(text.split())
+    assert re.search(r"\. See Exercise 6: `turns`\.", flat), flat
+    assert "Your turns warned: RuntimeWarning: overflow encountered in exp (line 2)" in flat
+    assert page.count("<tr data-verdict=") == 9
+    assert '<tr data-verdict="failed">' in page and '<tr data-verdict="passed">' in page
+    assert "color: #cf222e" in page and "color: #1a7f37" in page
+    assert "<details><summary>details</summary>" in page
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt; &amp; more" in page
+
+
+def test_the_self_check_prints_its_text_table_in_a_terminal(capsys):
+    """Outside a kernel (the check command, a terminal) the text table is printed."""
+    from helpers.report import Row, html, show
+
+    rows = [Row("softmax", "FAILED", False, "expected -0.667823", "See Exercise 1: `softmax`.")]
+    show("the text", html("header", rows))
+    assert capsys.readouterr().out == "the text\n"
+    assert "expected -0.667823. See Exercise 1" in html("header", rows)

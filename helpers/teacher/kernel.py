@@ -14,11 +14,12 @@ import os
 import signal
 import tempfile
 import threading
+import warnings
 from collections.abc import Mapping, MutableMapping
 
 from helpers import session
 from helpers.i18n import DEFAULT, speaking, split_assignment, tr
-from helpers.report import count_line
+from helpers.report import count_line, show
 from helpers.teacher import checks
 from helpers.teacher import reference as ref
 from helpers.teacher.calling import call, read_small, report_names
@@ -149,20 +150,38 @@ def grade_in_namespace(check, namespace: Mapping, seed: int, replay: str) -> Fun
         return FunctionResult(name, False, message(check, text, None, ""), None, len(cases))
     outcomes: list[Outcome] = []
     used: set[str] = set()
-    try:
-        with _Alarm(check.timeout), _stand_ins(check, namespace, used):
-            for case in cases:
-                outcome = _call_here(target, check, case)
-                outcomes.append(outcome)
-                if (outcome.error or {}).get("not_implemented"):
-                    break  # a stub: the other cases would say the same
-    except _Timeout:
-        outcomes.append(
-            Outcome(error={"type": "Timeout", "timeout": True, "seconds": check.timeout})
-        )
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        try:
+            with _Alarm(check.timeout), _stand_ins(check, namespace, used):
+                for case in cases:
+                    outcome = _call_here(target, check, case)
+                    outcomes.append(outcome)
+                    if (outcome.error or {}).get("not_implemented"):
+                        break  # a stub: the other cases would say the same
+        except _Timeout:
+            outcomes.append(
+                Outcome(error={"type": "Timeout", "timeout": True, "seconds": check.timeout})
+            )
     result = judge(check, cases, wants, outcomes, replay)
     result.used = tuple(sorted(used))
+    result.warnings = _learner_warnings(warned)
     return result
+
+
+def _learner_warnings(warned) -> tuple[str, ...]:
+    """The warnings the learner's own code raised (its cells, not numpy's or ours), once
+    each: ``RuntimeWarning: overflow encountered in exp (line 5)``."""
+    seen: dict[str, None] = {}
+    for w in warned:
+        filename = str(getattr(w, "filename", ""))
+        if "site-packages" in filename or os.sep + "helpers" + os.sep in filename:
+            continue
+        text = f"{w.category.__name__}: {w.message}"
+        if getattr(w, "lineno", None):
+            text = tr("{warning} (line {line})", warning=text, line=w.lineno)
+        seen.setdefault(text, None)
+    return tuple(seen)[:5]
 
 
 @contextlib.contextmanager
@@ -293,7 +312,7 @@ def _self_check(assignment: str, base: str, namespace: Mapping, seed: int | None
         passed=passed,
         total=total,
     )
-    print(report.render(header))
-    for line in session.broken_lines():
-        print("\n" + line)
+    notes = session.broken_lines()
+    text = report.render(header) + "".join("\n\n" + line for line in notes)
+    show(text, report.html(header, notes))
     return report

@@ -42,6 +42,7 @@ class FunctionResult:
     points: float = 0.0  # the function's points in its notebook
     used: tuple[str, ...] = ()  # the other graded functions it called (reference stand-ins)
     unfinished: bool = False  # not written yet (NotImplementedError) or not defined
+    warnings: tuple[str, ...] = ()  # what the learner's code warned while it was checked
 
     @property
     def verdict(self) -> str:
@@ -101,6 +102,10 @@ class Report:
         """``header``, the table and the details of every failing function."""
         return report.render(header, self.rows())
 
+    def html(self, header: str, notes=()) -> str:
+        """The same as an HTML table (``helpers.report.html``)."""
+        return report.html(header, self.rows(), notes)
+
 
 def row_of(result: FunctionResult) -> Row:
     """One row of the table: the message's first line, the exercise to revisit, the rest.
@@ -134,6 +139,11 @@ def row_of(result: FunctionResult) -> Row:
         details=tuple(rest),
         replay=replay,
         constant=getattr(check, "kind", "") == "constant",
+        warnings=tuple(
+            tr("Your {name} warned: {warning}", name=result.name, warning=w)
+            for w in result.warnings
+        ),
+        state=result.verdict.lower(),
     )
 
 
@@ -496,7 +506,7 @@ def judge_case(check, case, want, outcome: Outcome):
         return text, None
     try:
         if check.kind == "array":
-            not_an_array(outcome.value)
+            not_an_array(outcome.value, want)
         got = checks.normalize(check.kind, outcome.value)
     except (ValueError, TypeError) as exc:
         return tr("{name} on {label}: {detail}", name=name, label=label, detail=exc), None
