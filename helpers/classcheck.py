@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import json
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +62,7 @@ class Result:
     mistake: str | None = None
     where: str = ""  # "See Exercise 1: `softmax`." when it did not pass
     kind: str = ""  # the kind of output: "constant" is no row of the table
+    warnings: tuple[str, ...] = ()  # what the learner's code warned while it was checked
 
     @property
     def passed(self) -> bool:
@@ -310,12 +312,15 @@ def self_check(
             return None
         report = ClassReport(str(assignment))
         for function in functions:
-            try:
-                result = check_function(function, namespace, tools, broken_cells)
-            except Exception as exc:  # noqa: BLE001  (the self-check never raises)
-                result = Result(
-                    function["name"], "FAILED", tr("could not be checked: {error}", error=exc)
-                )
+            with warnings.catch_warnings(record=True) as warned:
+                warnings.simplefilter("always")
+                try:
+                    result = check_function(function, namespace, tools, broken_cells)
+                except Exception as exc:  # noqa: BLE001  (the self-check never raises)
+                    result = Result(
+                        function["name"], "FAILED", tr("could not be checked: {error}", error=exc)
+                    )
+            result.warnings = _learner_warnings(warned)
             result.kind = function.get("kind", "")
             report.results.append(result)
             names = recognised(function)
@@ -359,6 +364,22 @@ def wrong_now(name: str, calls, path: Path = DATA, tools: tuple | None = None) -
             if text is not None:
                 return text + (f" ({tr(mistake)})" if mistake else "")
     return None
+
+
+def _learner_warnings(warned) -> tuple[str, ...]:
+    """The warnings the learner's own code raised (not numpy's or ours), once each."""
+    import os
+
+    seen: dict[str, None] = {}
+    for w in warned:
+        filename = str(getattr(w, "filename", ""))
+        if "site-packages" in filename or os.sep + "helpers" + os.sep in filename:
+            continue
+        text = f"{w.category.__name__}: {w.message}"
+        if getattr(w, "lineno", None):
+            text = tr("{warning} (line {line})", warning=text, line=w.lineno)
+        seen.setdefault(text, None)
+    return tuple(seen)[:5]
 
 
 def _name_failed_callees(report: ClassReport, namespace) -> None:
@@ -407,6 +428,9 @@ def rows(report: ClassReport) -> list:
                 where=r.where,
                 details=tuple(rest),
                 constant=r.kind == "constant",
+                warnings=tuple(
+                    tr("Your {name} warned: {warning}", name=r.name, warning=w) for w in r.warnings
+                ),
                 state={"FAILED": "failed", "not checked here": "unchecked"}.get(
                     r.verdict, r.verdict
                 ),
