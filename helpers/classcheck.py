@@ -157,12 +157,18 @@ def _judge_case(function: dict, case: dict, target, tools) -> tuple[str | None, 
         )
         return text, _mistake(function, case, value, tools)
     try:
-        if kind == "array" and len(tools) > 3:
-            tools[3](value, decode(case["want"]))
         got = normalize(kind, value)
     except (ValueError, TypeError) as exc:
         return tr("{name} on {label}: {detail}", name=name, label=label, detail=exc), None
     ok, detail = agree(kind, got, decode(case["want"]))
+    try:
+        if kind == "array" and len(tools) > 3:
+            tools[3](value, decode(case["want"]))
+    except (
+        ValueError
+    ) as exc:  # a list where an array is asked for: a catalogued mistake still named
+        text = tr("{name} on {label}: {detail}", name=name, label=label, detail=exc)
+        return text, None if ok else _mistake(function, case, got, tools)
     if not ok:
         text = tr("{name} is wrong on {label}: {detail}", name=name, label=label, detail=detail)
         return text, _mistake(function, case, got, tools)

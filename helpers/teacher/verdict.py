@@ -505,11 +505,18 @@ def judge_case(check, case, want, outcome: Outcome):
         )
         return text, None
     try:
-        if check.kind == "array":
-            not_an_array(outcome.value, want)
         got = checks.normalize(check.kind, outcome.value)
     except (ValueError, TypeError) as exc:
         return tr("{name} on {label}: {detail}", name=name, label=label, detail=exc), None
+    try:
+        if check.kind == "array":
+            not_an_array(outcome.value, want)
+    except (
+        ValueError
+    ) as exc:  # a list where an array is asked for: a catalogued mistake still named
+        text = tr("{name} on {label}: {detail}", name=name, label=label, detail=exc)
+        ok = checks.agree(check.kind, got, want)[0]
+        return text, None if ok else checks.diagnose(check, case, got)
     ok, detail = checks.agree(check.kind, got, want)
     if not ok:
         mistake = checks.diagnose(check, case, got)
