@@ -12,14 +12,16 @@ sides of a comparison, the arguments of ``np.allclose`` and its kin, the two sid
       largest difference 1.68 at index 1
 
 The parts are evaluated again in the notebook's namespace, after the assert failed (a
-part that raises, or that draws random numbers, is left out). ``callee_first(name, namespace, failed)`` says, for a test
-of ``name`` that failed, which of the functions it calls failed their own test first.
+part that raises, or that draws random numbers, is left out). ``callee_first(name,
+recorded, judge)`` says, for a test of ``name`` that failed, which of the functions it
+calls are wrong now on the values the test gave them (their own checks, run on those
+values when the note is shown).
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -242,21 +244,36 @@ def callees(name: str, namespace: Mapping) -> list[str]:
     return calls
 
 
-def callee_first(name: str, namespace: Mapping, failed: Mapping[str, object]) -> list[str]:
-    """For a failed test of ``name``: the functions it calls whose own test failed first."""
-    if not failed:
+def callee_first(
+    name: str, recorded: Mapping[str, Sequence[tuple]], judge: Callable | None
+) -> list[str]:
+    """For a failed test of ``name``: the functions it calls that are wrong now on the
+    values this test gave them.
+
+    ``recorded`` holds, for each function ``name`` calls (``callees``), the calls this
+    test made to it: ``(function, args, kwargs)``. ``judge(callee, function, calls)``
+    runs the callee's own checks on those calls now and returns what it got wrong, or
+    None (then nothing is said: the callee is right on them, whatever its own test said
+    before). No judge (no checks installed): nothing is said.
+    """
+    if judge is None:
         return []
-    calls = callees(name, namespace)
     lines = []
-    for callee in calls:
-        if callee in failed:
+    for callee, calls in recorded.items():
+        if not calls or callee == name:
+            continue
+        try:
+            wrong = judge(callee, calls)
+        except Exception:  # noqa: BLE001  (a note that cannot be decided is not shown)
+            wrong = None
+        if wrong:
             lines.append(
                 tr(
-                    "{name} calls your {callee}, whose own test failed first ({where}): fix "
-                    "{callee}, then run this test again. {name} itself may well be right.",
+                    "{name} calls your {callee}, which is wrong now: {wrong}. Fix {callee}, "
+                    "then run this test again; {name} itself may well be right.",
                     name=name,
                     callee=callee,
-                    where=failed[callee].where(),
+                    wrong=wrong.rstrip("."),
                 )
             )
     return lines

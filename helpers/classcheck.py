@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import copy
 import json
+import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,12 +34,12 @@ RANDOM_BY_TEACHER = (
 
 
 def shipped_tools() -> tuple:
-    """``(agree, normalize, decode)``: the grader's comparison and JSON decoding, as the
+    """``(agree, normalize, decode, not_an_array)``: the grader's comparison and JSON decoding, as the
     learner build ships them (``helpers/_shipped``, copied there by the build)."""
     from helpers._shipped.codec import decode
-    from helpers._shipped.compare import agree, normalize
+    from helpers._shipped.compare import agree, normalize, not_an_array
 
-    return agree, normalize, decode
+    return agree, normalize, decode, not_an_array
 
 
 def available(path: Path = DATA) -> bool:
@@ -59,6 +61,8 @@ class Result:
     message: str
     mistake: str | None = None
     where: str = ""  # "See Exercise 1: `softmax`." when it did not pass
+    kind: str = ""  # the kind of output: "constant" is no row of the table
+    warnings: tuple[str, ...] = ()  # what the learner's code warned while it was checked
 
     @property
     def passed(self) -> bool:
@@ -117,7 +121,7 @@ def _plain(value):
 
 def _judge_case(function: dict, case: dict, target, tools) -> tuple[str | None, str | None]:
     """``(None, None)`` when the case passed, else ``(what went wrong, mistake name)``."""
-    agree, normalize, decode = tools
+    agree, normalize, decode = tools[:3]
     name, kind, label = function["name"], function["kind"], _text(case, "label")
     args = tuple(decode(case["args"]))
     kwargs = decode(case["kwargs"])
@@ -157,6 +161,14 @@ def _judge_case(function: dict, case: dict, target, tools) -> tuple[str | None, 
     except (ValueError, TypeError) as exc:
         return tr("{name} on {label}: {detail}", name=name, label=label, detail=exc), None
     ok, detail = agree(kind, got, decode(case["want"]))
+    try:
+        if kind == "array" and len(tools) > 3:
+            tools[3](value, decode(case["want"]))
+    except (
+        ValueError
+    ) as exc:  # a list where an array is asked for: a catalogued mistake still named
+        text = tr("{name} on {label}: {detail}", name=name, label=label, detail=exc)
+        return text, None if ok else _mistake(function, case, got, tools)
     if not ok:
         text = tr("{name} is wrong on {label}: {detail}", name=name, label=label, detail=detail)
         return text, _mistake(function, case, got, tools)
@@ -170,7 +182,7 @@ def _judge_case(function: dict, case: dict, target, tools) -> tuple[str | None, 
 
 def _mistake(function: dict, case: dict, got, tools) -> str | None:
     """The catalogued mistake whose output on this case ``got`` agrees with, or None."""
-    agree, normalize, decode = tools
+    agree, normalize, decode = tools[:3]
     kind = function["kind"]
     try:
         got = normalize(kind, got)
@@ -212,13 +224,26 @@ PARTS = {
 }
 
 
-def check_function(function: dict, namespace, tools: tuple | None = None) -> Result:
+def check_function(
+    function: dict, namespace, tools: tuple | None = None, broken_cells: dict | None = None
+) -> Result:
     """The classroom verdict of one function of the data file against ``namespace``
-    (``tools``: ``shipped_tools()`` unless given)."""
+    (``tools``: ``shipped_tools()`` unless given; ``broken_cells``: the names whose answer
+    cell failed, with that cell, ``helpers.session.broken()``)."""
     name, kind = function["name"], function["kind"]
     if kind == "files" or not function["cases"]:
         return Result(name, "not checked here", tr(RANDOM_BY_TEACHER))
     if name not in namespace:
+        broken = (broken_cells or {}).get(name)
+        if broken is not None:
+            text = tr(
+                "{name} is not defined: the answer cell that defines it, {where}, stopped "
+                "with {error}. Fix that cell and run it again.",
+                name=name,
+                where=broken.where(),
+                error=broken.error.rstrip("."),
+            )
+            return Result(name, "FAILED", text, where=_where(function))
         if kind == "constant":
             text = tr(
                 "{name} is not defined: run the cell that defines this constant first.", name=name
@@ -267,11 +292,17 @@ def recognised(function: dict) -> list[str]:
 
 
 def self_check(
-    assignment: str, namespace, path: Path = DATA, tools: tuple | None = None
+    assignment: str,
+    namespace,
+    path: Path = DATA,
+    tools: tuple | None = None,
+    broken_cells: dict | None = None,
+    notes: Sequence[str] = (),
 ) -> ClassReport | None:
     """Run the classroom checks of ``assignment`` against ``namespace`` and print a table:
     every function's verdict, the failures in full, the mistakes the checks recognise, and
-    that the random cases are graded by the teacher. Never raises."""
+    that the random cases are graded by the teacher. Never raises. ``broken_cells`` and
+    ``notes``: the answer cells that failed (``helpers.session``), said under the table."""
     base, lang = split_assignment(str(assignment))
     with speaking(lang if lang != DEFAULT else None):
         try:
@@ -287,19 +318,74 @@ def self_check(
             return None
         report = ClassReport(str(assignment))
         for function in functions:
-            try:
-                result = check_function(function, namespace, tools)
-            except Exception as exc:  # noqa: BLE001  (the self-check never raises)
-                result = Result(
-                    function["name"], "FAILED", tr("could not be checked: {error}", error=exc)
-                )
+            with warnings.catch_warnings(record=True) as warned:
+                warnings.simplefilter("always")
+                try:
+                    result = check_function(function, namespace, tools, broken_cells)
+                except Exception as exc:  # noqa: BLE001  (the self-check never raises)
+                    result = Result(
+                        function["name"], "FAILED", tr("could not be checked: {error}", error=exc)
+                    )
+            result.warnings = _learner_warnings(warned)
+            result.kind = function.get("kind", "")
             report.results.append(result)
             names = recognised(function)
             if names:
                 report.mistakes[function["name"]] = names
         _name_failed_callees(report, namespace)
-        _print(report)
+        _print(report, notes)
         return report
+
+
+def kind_of(name: str, path: Path = DATA) -> str | None:
+    """The kind of output of the graded function ``name`` ("array", "float" ...), or None."""
+    try:
+        notebooks = load(path)["notebooks"].values()
+    except (OSError, ValueError, KeyError):
+        return None
+    return next((f["kind"] for fs in notebooks for f in fs if f["name"] == name), None)
+
+
+def wrong_now(name: str, calls, path: Path = DATA, tools: tuple | None = None) -> str | None:
+    """What ``name`` gets wrong now on the calls a visible test made to it (``(function,
+    args, kwargs)``), where a public case of ``name`` has those very arguments: the learner
+    build has expected values for its public cases only. None otherwise."""
+    try:
+        found = [f for fs in load(path)["notebooks"].values() for f in fs if f["name"] == name]
+    except (OSError, ValueError, KeyError):
+        return None
+    if not found or found[0]["kind"] in ("constant", "files"):
+        return None
+    function = found[0]
+    tools = tools or shipped_tools()
+    decode = tools[2]
+    for target, args, kwargs in calls:
+        given = _plain((tuple(args), dict(kwargs)))
+        for case in function["cases"]:
+            if "raises" in case:
+                continue
+            if _plain((tuple(decode(case["args"])), decode(case["kwargs"]))) != given:
+                continue
+            text, mistake = _judge_case(function, case, target, tools)
+            if text is not None:
+                return text + (f" ({tr(mistake)})" if mistake else "")
+    return None
+
+
+def _learner_warnings(warned) -> tuple[str, ...]:
+    """The warnings the learner's own code raised (not numpy's or ours), once each."""
+    import os
+
+    seen: dict[str, None] = {}
+    for w in warned:
+        filename = str(getattr(w, "filename", ""))
+        if "site-packages" in filename or os.sep + "helpers" + os.sep in filename:
+            continue
+        text = f"{w.category.__name__}: {w.message}"
+        if getattr(w, "lineno", None):
+            text = tr("{warning} (line {line})", warning=text, line=w.lineno)
+        seen.setdefault(text, None)
+    return tuple(seen)[:5]
 
 
 def _name_failed_callees(report: ClassReport, namespace) -> None:
@@ -347,15 +433,24 @@ def rows(report: ClassReport) -> list:
                 summary=first,
                 where=r.where,
                 details=tuple(rest),
+                constant=r.kind == "constant",
+                warnings=tuple(
+                    tr("Your {name} warned: {warning}", name=r.name, warning=w) for w in r.warnings
+                ),
+                state={"FAILED": "failed", "not checked here": "unchecked"}.get(
+                    r.verdict, r.verdict
+                ),
             )
         )
     return out
 
 
-def _print(report: ClassReport) -> None:
+def _print(report: ClassReport, notes: Sequence[str] = ()) -> None:
     from helpers.report import render
 
-    checked = [r for r in report.results if r.verdict != "not checked here"]
+    checked = [
+        r for r in report.results if r.verdict != "not checked here" and r.kind != "constant"
+    ]
     header = tr(
         "classroom self-check of {assignment} (the numbers the notebook shows, edge cases "
         "and bad input): {passed} of {total} passed",
@@ -363,7 +458,10 @@ def _print(report: ClassReport) -> None:
         passed=sum(r.passed for r in checked),
         total=len(checked),
     )
-    print(render(header, rows(report)))
+    from helpers.report import html, show
+
+    table = render(header, rows(report)) + "".join("\n\n" + line for line in notes)
+    show(table, html(header, rows(report), notes))
     if report.mistakes:
         print("\n" + tr("Known mistakes these checks recognise by name:"))
         for name, mistakes in report.mistakes.items():

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from helpers.i18n import tr
 
-__all__ = ["WIDTH", "Row", "count_line", "render", "table", "wrap"]
+__all__ = ["WIDTH", "Row", "count_line", "html", "render", "sentence", "show", "table", "wrap"]
 
 WIDTH = 100  # columns of the table and the details: fits a notebook's output area
 
@@ -38,6 +38,8 @@ class Row:
     details: tuple[str, ...] = ()  # the message's other lines
     replay: str = ""  # how to draw the same random cases again: printed whole, never wrapped
     constant: bool = False  # a graded constant (DIM), not a function
+    warnings: tuple[str, ...] = ()  # what the learner's own code warned while it was checked
+    state: str = ""  # "passed", "partly", "failed" or "unchecked": the colour of the HTML row
 
 
 def width(text: str) -> int:
@@ -71,6 +73,12 @@ def count_line(rows: Sequence[Row]) -> tuple[int, int]:
     return sum(r.passed for r in functions), len(functions)
 
 
+def sentence(text: str) -> str:
+    """``text`` ending with a full stop (or its own ``?``, ``!``, ``:``)."""
+    text = text.rstrip()
+    return text if not text or text[-1] in ".?!:。" else text + "."
+
+
 def table(rows: Sequence[Row], columns: int = WIDTH) -> str:
     """Function, verdict, message: the message wrapped under its own column."""
     head = (tr("function"), tr("verdict"), tr("message"))
@@ -83,7 +91,7 @@ def table(rows: Sequence[Row], columns: int = WIDTH) -> str:
         f"{'-' * w0}  {'-' * w1}  {'-' * min(w2, 60)}",
     ]
     for row in rows:
-        text = f"{row.summary} {row.where}" if row.where else row.summary
+        text = f"{sentence(row.summary)} {row.where}" if row.where else row.summary
         first, *rest = wrap(text, w2)
         lines.append(f"{_pad(row.name, w0)}  {_pad(row.verdict, w1)}  {first}".rstrip())
         lines += [indent + more for more in rest]
@@ -94,8 +102,10 @@ def details(rows: Sequence[Row], columns: int = WIDTH) -> str:
     """One block per failing function's details (functions with the same details share one)."""
     blocks: dict[tuple[str, ...], list[str]] = {}
     for row in rows:
-        if not row.passed and (row.details or row.replay):
-            blocks.setdefault((*row.details, row.replay), []).append(row.name)
+        said = (*row.details, *row.warnings) if not row.passed else row.warnings
+        if said or (not row.passed and row.replay):
+            replay = row.replay if not row.passed else ""
+            blocks.setdefault((*said, replay), []).append(row.name)
     out = []
     for (*lines, replay), names in blocks.items():
         text = [", ".join(names) + ":"]
@@ -109,10 +119,87 @@ def details(rows: Sequence[Row], columns: int = WIDTH) -> str:
     return "\n\n".join(out)
 
 
+def _constants(rows: Sequence[Row]) -> list[str]:
+    """A graded constant is no row of the table: a line under it when it is wrong."""
+    return [
+        f"{row.name}: {sentence(row.summary)} {row.where}".rstrip()
+        for row in rows
+        if row.constant and not row.passed
+    ]
+
+
 def render(header: str, rows: Sequence[Row], columns: int = WIDTH) -> str:
-    """The header line, the table and the failing functions' details."""
-    parts = [header, table(rows, columns)]
-    more = details(rows, columns)
+    """The header line, the table of the graded functions (constants are no rows: a wrong
+    one is said under the table) and the failing functions' details."""
+    functions = [r for r in rows if not r.constant]
+    parts = [header, table(functions, columns)]
+    constants = _constants(rows)
+    if constants:
+        parts.append("\n" + "\n".join(constants))
+    more = details(functions, columns)
     if more:
         parts.append("\n" + more)
     return "\n".join(parts)
+
+
+# The verdict colours of the HTML table: passed, partly right, failed (and not checked).
+COLOURS = {"passed": "#1a7f37", "partly": "#9a6700", "failed": "#cf222e"}
+
+
+def html(header: str, rows: Sequence[Row], notes: Sequence[str] = ()) -> str:
+    """The self-check as JupyterLab shows it: a table with a verdict colour per row and the
+    details of a row in a ``<details>`` to open. Every text is escaped (a learner's message
+    may hold anything)."""
+    from html import escape
+
+    functions = [r for r in rows if not r.constant]
+    out = [
+        '<div class="pe-self-check">',
+        f"<p><strong>{escape(header)}</strong></p>",
+        '<table style="border-collapse: collapse; text-align: left">',
+        "<thead><tr>"
+        + "".join(
+            f'<th style="text-align: left; padding: 2px 8px">{escape(h)}</th>'
+            for h in (tr("function"), tr("verdict"), tr("message"))
+        )
+        + "</tr></thead><tbody>",
+    ]
+    for row in functions:
+        state = row.state or ("passed" if row.passed else "failed")
+        colour = COLOURS.get(state, "inherit")
+        text = f"{sentence(row.summary)} {row.where}".strip() if row.where else row.summary
+        said = (*row.details, *row.warnings) if not row.passed else row.warnings
+        more = [*said, row.replay] if (not row.passed and row.replay) else list(said)
+        cell = escape(text)
+        if more:
+            body = "<br>".join(escape(line) for line in more if line)
+            cell += f"<details><summary>{escape(tr('details'))}</summary>{body}</details>"
+        out.append(
+            f'<tr data-verdict="{escape(state)}">'
+            f'<td style="padding: 2px 8px"><code>{escape(row.name)}</code></td>'
+            f'<td style="padding: 2px 8px; color: {colour}; font-weight: bold">'
+            f"{escape(row.verdict)}</td>"
+            f'<td style="padding: 2px 8px">{cell}</td></tr>'
+        )
+    out.append("</tbody></table>")
+    for line in [*_constants(rows), *notes]:
+        out.append(f"<p>{escape(line)}</p>")
+    out.append("</div>")
+    return "\n".join(out)
+
+
+def show(text: str, html_text: str) -> None:
+    """Print ``text`` in a terminal; in a notebook's kernel, display the HTML table with
+    ``text`` as its plain-text form (nbgrader and the terminal read that one)."""
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    except ImportError:  # pragma: no cover - the course installs IPython
+        shell = None
+    if shell is None or getattr(shell, "kernel", None) is None:
+        print(text)
+        return
+    from IPython.display import display
+
+    display({"text/plain": text, "text/html": html_text}, raw=True)

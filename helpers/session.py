@@ -23,8 +23,12 @@ fails its test as before.
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
+import functools
+import inspect
 import os
+import re
 import sys
 from dataclasses import dataclass
 
@@ -32,7 +36,16 @@ import helpers
 from helpers import came_back
 from helpers.i18n import tr
 
-__all__ = ["CarryOn", "Stop", "failed_tests", "last_stop", "not_written", "start"]
+__all__ = [
+    "CarryOn",
+    "Stop",
+    "broken",
+    "broken_lines",
+    "failed_tests",
+    "last_stop",
+    "not_written",
+    "start",
+]
 
 # The names a stopped cell did not get to assign (they are explained, not reported as typos).
 _UNSET: dict[str, str] = {}
@@ -72,7 +85,53 @@ _STATE: dict = {
     "carried": False,
     "stop": None,
     "failed": {},
+    "recording": ({}, {}),  # while a test runs: calls made to its function's callees
 }
+# The answer cells that failed (a syntax error, an error, too long a run): the names each
+# would have defined -> the cell (a Stop). A later run of the cell to its end clears them.
+_BROKEN: dict[str, Stop] = {}
+# How long an answer cell may run, and how much it may print, before it is stopped: an
+# answer cell defines functions; one that runs on (an endless loop, endless output) would
+# keep Run All from the self-check.
+ANSWER_CELL_SECONDS = 60.0
+ANSWER_CELL_OUTPUT = 200_000  # characters
+_ANSWER_PREFIXES = ("answer_", "recap_")
+
+# What a callee gets wrong now on the calls a test made to it (``judge(callee, calls)``),
+# given by ``helpers.grader`` (it has the checks); None: no callee is ever named.
+_JUDGE: list = [None]
+MAX_RECORDED = 8  # calls kept per callee while a test runs
+
+
+def _wrong_types(name: str) -> list[str]:
+    """What the grader says of a value of the wrong type the tested function returned in
+    this test (a list where an array is asked for), in the same words."""
+    note = _JUDGE[1] if len(_JUDGE) > 1 else None
+    if note is None:
+        return []
+    for value in _STATE.get("returned", []):
+        try:
+            said = note(name, value)
+        except Exception:  # noqa: BLE001, S112 - a note that cannot be decided is not shown
+            continue
+        if said:
+            return [said]
+    return []
+
+
+def note_types_with(note) -> None:
+    """``note(name, value)``: what the grader says of ``value`` returned by ``name`` when its
+    type is wrong (a list where an array is asked for), or None."""
+    while len(_JUDGE) < 2:
+        _JUDGE.append(None)
+    _JUDGE[1] = note
+
+
+def judge_callees_with(judge) -> None:
+    """The function that decides, when a visible test fails, whether a function its tested
+    function calls is wrong now on the values the test gave it: ``judge(callee, calls)``
+    with ``calls`` a list of ``(function, args, kwargs)``; it returns what is wrong, or None."""
+    _JUDGE[0] = judge
 
 
 def start() -> None:
@@ -98,6 +157,7 @@ def start() -> None:
     if not any(isinstance(t, CarryOn) for t in shell.ast_transformers):
         shell.ast_transformers.append(CarryOn())
         shell.user_ns[_GUARD] = sys.modules[__name__]
+        shell.input_transformers_post.append(_syntax_checked)
         _watch(shell)
 
 
@@ -135,9 +195,83 @@ def _pre_run_cell(info) -> None:
         source=info.raw_cell or "",
         carried=False,
     )
+    name = _tested_name(_STATE["source"])
+    if name:
+        _record_callees(name, _user_ns())
+    if _is_answer_cell():
+        _limit_answer_cell()
+
+
+def _user_ns() -> dict:
+    """The notebook's namespace (IPython's ``get_ipython``: between cells, the builtin one
+    is not there)."""
+    try:
+        from IPython import get_ipython as running
+    except ImportError:  # pragma: no cover - the kernel has IPython
+        return {}
+    shell = running()
+    return shell.user_ns if shell is not None else {}
+
+
+def _record_callees(name: str, namespace) -> None:
+    """While the test of ``name`` runs, the functions ``name`` calls record their calls."""
+    calls: dict[str, list] = {}
+    wrappers: dict[str, tuple] = {}
+    for callee in came_back.callees(name, namespace):
+        function = namespace.get(callee)
+        if inspect.isfunction(function):
+            calls[callee] = []
+            wrappers[callee] = (_recorder(function, calls[callee]), function)
+    tested = namespace.get(name)
+    returned: list = []
+    if inspect.isfunction(tested):
+        wrappers[name] = (_returns(tested, returned), tested)
+    for callee, (wrapper, _) in wrappers.items():
+        namespace[callee] = wrapper
+    _STATE["recording"] = (calls, wrappers)
+    _STATE["returned"] = returned
+
+
+def _returns(function, returned: list):
+    """``function``, keeping what it returned (a test's values, to say what came back)."""
+
+    @functools.wraps(function)
+    def keeping(*args, **kwargs):
+        value = function(*args, **kwargs)
+        if len(returned) < MAX_RECORDED:
+            returned.append(value)
+        return value
+
+    return keeping
+
+
+def _recorder(function, calls: list):
+    @functools.wraps(function)
+    def recorded(*args, **kwargs):
+        if len(calls) < MAX_RECORDED:
+            try:
+                calls.append((function, copy.deepcopy(args), copy.deepcopy(kwargs)))
+            except Exception:  # noqa: BLE001, S110 - an argument that cannot be copied
+                pass
+        return function(*args, **kwargs)
+
+    return recorded
+
+
+def _stop_recording() -> None:
+    """The test ran: its callees are the learner's own functions again."""
+    _, wrappers = _STATE["recording"]
+    namespace = _user_ns()
+    for callee, (wrapper, function) in wrappers.items():
+        if namespace.get(callee) is wrapper:
+            namespace[callee] = function
+    _STATE["recording"] = ({}, {})
+    _STATE["returned"] = []
 
 
 def _post_run_cell(result) -> None:
+    _stop_recording()
+    _unlimit_answer_cell()
     error = result.error_in_exec or result.error_before_exec
     name = _tested_name(_STATE["source"]) or ""
     failed = _STATE["failed"].get(name)
@@ -185,7 +319,203 @@ def _stopped_at(exc: BaseException) -> str | None:
 
 
 def _is_test_cell() -> bool:
-    return str(_STATE["cell_id"] or "").startswith("test_")
+    """A visible test (``test_...``); without a cell id (a front end that sends none), a cell
+    whose docstring names the function it tests (``\"\"\"apply_rope: ...``)."""
+    if _STATE["cell_id"]:
+        return str(_STATE["cell_id"]).startswith("test_")
+    return _tested_name(_STATE["source"]) is not None
+
+
+def _is_answer_cell(cell_id: str | None = None, source: str | None = None) -> bool:
+    """An answer cell (``answer_...``, a recap ``recap_...``); without a cell id (a front end
+    that sends none), a cell that defines a function at its top level and is no test."""
+    cell_id = _STATE["cell_id"] if cell_id is None else cell_id
+    source = _STATE["source"] if source is None else source
+    if cell_id:
+        return str(cell_id).startswith(_ANSWER_PREFIXES)
+    if _tested_name(source):
+        return False
+    return any(line.startswith("def ") for line in source.splitlines())
+
+
+class Overran(Exception):
+    """An answer cell ran too long, or printed too much, and was stopped."""
+
+
+class _Capped:
+    """``sys.stdout`` while an answer cell runs: stops the cell past ``ANSWER_CELL_OUTPUT``."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        self.written = 0
+
+    def write(self, text):
+        self.written += len(text)
+        if self.written > ANSWER_CELL_OUTPUT:
+            _unlimit_answer_cell()
+            raise Overran(
+                tr(
+                    "this answer cell printed more than {n} characters and was stopped "
+                    "(a print in an endless loop?)",
+                    n=ANSWER_CELL_OUTPUT,
+                )
+            )
+        return self.stream.write(text)
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+def _on_alarm(signum, frame):
+    _unlimit_answer_cell()  # once: what follows (the error shown) is not cut short
+    raise Overran(
+        tr(
+            "this answer cell ran for more than {seconds} s and was stopped (an endless loop?)",
+            seconds=f"{ANSWER_CELL_SECONDS:g}",
+        )
+    )
+
+
+def _limit_answer_cell() -> None:
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
+        _STATE["alarm"] = signal.signal(signal.SIGALRM, _on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, ANSWER_CELL_SECONDS, 1.0)
+    if not isinstance(sys.stdout, _Capped):
+        _STATE["stdout"] = sys.stdout
+        sys.stdout = _Capped(sys.stdout)
+
+
+def _unlimit_answer_cell() -> None:
+    import signal
+
+    if "alarm" in _STATE:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, _STATE.pop("alarm") or signal.SIG_DFL)
+    if "stdout" in _STATE:
+        if isinstance(sys.stdout, _Capped):
+            sys.stdout = _STATE["stdout"]
+        _STATE.pop("stdout")
+
+
+def broken() -> dict[str, Stop]:
+    """The names whose answer cell failed, with that cell (cleared when it runs to its end)."""
+    return dict(_BROKEN)
+
+
+def broken_lines() -> list[str]:
+    """What the self-check says under its table about answer cells that failed."""
+    cells: dict[tuple, list[str]] = {}
+    for name, stop in _BROKEN.items():
+        cells.setdefault((stop.count, stop.cell, stop.error, stop.cell_id), []).append(name)
+    lines = []
+    for (count, cell, error, cell_id), names in cells.items():
+        stop = Stop(count, cell, error, cell_id)
+        lines.append(
+            tr(
+                "{where} did not run to its end: {error}. Fix that cell and run it again; it "
+                "defines {names}.",
+                where=stop.where(),
+                error=error.rstrip("."),
+                names=", ".join(names),
+            )
+        )
+    return lines
+
+
+def broken_cell(exc: BaseException, assigned: list[str]) -> None:
+    """An answer cell failed: show the error as usual, say the notebook goes on, and
+    remember the names it did not define (they are removed: half done at best)."""
+    try:
+        shell = get_ipython()
+    except NameError:  # pragma: no cover - only IPython installs the guard
+        shell = None
+    if shell is not None:
+        shell.showtraceback()
+    _broke(_said(exc), assigned)
+
+
+def _broke(error: str, names: list[str]) -> None:
+    stop = Stop(_count_now(), _first_line(_STATE["source"]), error, _STATE["cell_id"])
+    namespace = _user_ns()
+    defined = [n for n in names if not n.startswith("__pe_")]
+    for name in defined:
+        _BROKEN[name] = stop
+        _UNSET[name] = f"{stop.short()}"
+        namespace.pop(name, None)
+    print(
+        tr(
+            "[this answer cell stopped with an error (see above), so it defines nothing: "
+            "{names}. The notebook goes on, so that the self-check at the end runs; fix this "
+            "cell and run it again. nbgrader's validation (the Validate button) still fails "
+            "until it runs.]",
+            names=", ".join(defined) or "-",
+        )
+    )
+    _STATE["carried"] = True
+
+
+def _count_now() -> int | None:
+    """The execution count of the running cell (IPython counts it before running it)."""
+    try:
+        from IPython import get_ipython as running
+
+        shell = running()
+    except ImportError:  # pragma: no cover
+        return None
+    return getattr(shell, "execution_count", None)
+
+
+def _cell_id_now() -> str | None:
+    """The id of the cell being transformed (before ``pre_run_cell``), as the front end sent it."""
+    try:
+        from IPython import get_ipython as running
+
+        kernel = getattr(running(), "kernel", None)
+        parent = kernel.get_parent() if kernel is not None else {}
+    except Exception:  # noqa: BLE001 - an older kernel: no id
+        return None
+    return ((parent or {}).get("metadata") or {}).get("cellId")
+
+
+def _syntax_checked(lines: list[str]) -> list[str]:
+    """An IPython input transformer: an answer cell that does not compile becomes a call that
+    shows its syntax error and lets Run All go on (a cell that compiles is left as it is)."""
+    source = "".join(lines)
+    flags = ast.PyCF_ONLY_AST | getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
+    try:
+        compile(source, "<cell>", "exec", flags=flags, dont_inherit=True)
+    except (SyntaxError, ValueError, OverflowError):
+        if not _is_answer_cell(_cell_id_now() or "", source):
+            return lines
+        names = sorted(set(re.findall(r"^(?:def|class)\s+(\w+)", source, flags=re.MULTILINE)))
+        return [f"{_GUARD}.syntax_error({source!r}, {names!r})\n"]
+    return lines
+
+
+def syntax_error(source: str, names: list[str]) -> None:
+    """Show an answer cell's syntax error as IPython does, and carry on (``_syntax_checked``)."""
+    try:
+        from IPython import get_ipython as running
+
+        shell = running()
+    except ImportError:  # pragma: no cover
+        shell = None
+    filename = "<cell>"
+    if shell is not None:
+        filename = shell.compile.cache(source, shell.execution_count, raw_code=source)
+    try:
+        compile(source, filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, OverflowError) as exc:
+        if shell is not None:
+            shell.showsyntaxerror(filename=filename)
+        error = _said(exc)
+        if isinstance(exc, SyntaxError) and exc.lineno:
+            said = f"{type(exc).__name__}: {exc.msg}"
+            error = tr("{error} (line {line})", error=said, line=exc.lineno)
+        _broke(error, names)
 
 
 def _carries(exc: BaseException) -> bool:
@@ -195,11 +525,21 @@ def _carries(exc: BaseException) -> bool:
         return True
     if isinstance(exc, NameError) and getattr(exc, "name", None) in _UNSET:
         return True
+    if isinstance(exc, Exception) and _is_answer_cell():
+        return True
     return isinstance(exc, AssertionError) or (isinstance(exc, Exception) and _is_test_cell())
 
 
 def carry_on(exc: BaseException, assigned: list[str]) -> None:
     """The guard of a statement met ``exc`` and carries on (``_carries``): say what happened."""
+    unset = isinstance(exc, NameError) and getattr(exc, "name", None) in _UNSET
+    if (
+        _is_answer_cell()
+        and not isinstance(exc, NotImplementedError | AssertionError)
+        and not unset
+    ):
+        broken_cell(exc, assigned)
+        return
     if isinstance(exc, NotImplementedError) or (
         isinstance(exc, NameError) and getattr(exc, "name", None) in _UNSET
     ):
@@ -237,14 +577,30 @@ def _failed(exc: BaseException, namespace) -> list[str]:
     name = _tested_name(source)
     extra = came_back.came_back(exc, source)
     if name:
-        extra += came_back.callee_first(name, namespace, _STATE["failed"])
+        extra += _wrong_types(name)
+        calls, _ = _STATE["recording"]
+        extra += came_back.callee_first(name, calls, _JUDGE[0])
         _STATE["failed"][name] = Stop(None, _first_line(source), _said(exc), _STATE["cell_id"])
     return extra
 
 
 def not_written(exc: BaseException, assigned: list[str]) -> None:
     """Say what stopped a cell, remember what it did not compute, and let Run All go on."""
-    if isinstance(exc, NameError) and getattr(exc, "name", None) in _UNSET:
+    if isinstance(exc, NameError) and getattr(exc, "name", None) in _BROKEN:
+        name = exc.name
+        stop = _BROKEN[name]
+        print(
+            tr(
+                "[not run to the end: `{name}` is not defined, because the cell that defines "
+                "it, {where}, stopped with {error}. Fix that cell and run it again; the notebook "
+                "goes on.]",
+                name=name,
+                where=stop.where(),
+                error=stop.error,
+            )
+        )
+        culprit = _UNSET[name]
+    elif isinstance(exc, NameError) and getattr(exc, "name", None) in _UNSET:
         name = exc.name
         print(
             tr(
@@ -373,3 +729,4 @@ def _done(assigned: list[str]) -> None:
     """A cell ran to its end: the names it assigned are computed now."""
     for name in assigned:
         _UNSET.pop(name, None)
+        _BROKEN.pop(name, None)

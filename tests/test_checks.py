@@ -112,6 +112,7 @@ SPEC_MISTAKES = {
     "rotate_pair": 1,  # clockwise
     "shift_matrix": 1,  # clockwise
     "apply_rope": 5,  # clockwise; per dimension; pair 0's angle; in place; half-split
+    "rope_half": 5,  # apply_rope's four in the half-split layout; adjacent pairs (the mirror)
     "rope_score": 1,  # only the query rotated
     "turns": 1,  # not divided by 2 pi
     "alibi_slopes": 1,  # power-of-two formula for any n

@@ -346,6 +346,74 @@ def turns_radians_loop(d, delta, base=10000.0):
     return np.array([delta * base ** (-2 * i / d) for i in range(d // 2)])
 
 
+def _rope_half_with(rate_of_pair, clockwise=False):
+    """rope_half written with numpy: the halves x[:d/2], x[d/2:] as the pairs."""
+
+    def rope_half(vec, pos, base=10000.0):
+        x = f64(vec)
+        d = x.shape[-1]
+        a = f64(pos)[..., None] * np.array([rate_of_pair(i, d, base) for i in range(d // 2)])
+        a = -a if clockwise else a
+        lo, hi = x[..., : d // 2], x[..., d // 2 :]
+        return np.concatenate(
+            [lo * np.cos(a) - hi * np.sin(a), lo * np.sin(a) + hi * np.cos(a)], -1
+        )
+
+    return rope_half
+
+
+def _rope_half_loop_with(rate_of_pair, clockwise=False):
+    """rope_half written with loops over rows and pairs."""
+
+    def rope_half(vec, pos, base=10000.0):
+        x = f64(vec)
+        d = x.shape[-1]
+        flat = x.reshape(-1, d)
+        p = np.broadcast_to(f64(pos), x.shape[:-1]).reshape(-1)
+        out = np.empty_like(flat)
+        for r in range(flat.shape[0]):
+            for i in range(d // 2):
+                a = p[r] * rate_of_pair(i, d, base) * (-1 if clockwise else 1)
+                x0, x1 = flat[r, i], flat[r, i + d // 2]
+                out[r, i] = x0 * math.cos(a) - x1 * math.sin(a)
+                out[r, i + d // 2] = x0 * math.sin(a) + x1 * math.cos(a)
+        return out.reshape(x.shape)
+
+    return rope_half
+
+
+def _right_rate(i, d, base):
+    return base ** (-2 * i / d)
+
+
+def rope_half_adjacent_numpy(vec, pos, base=10000.0):
+    d = np.shape(vec)[-1]
+    return _rope_rates(vec, pos, base ** (-2 * np.arange(d // 2) / d))
+
+
+def rope_half_adjacent_loop(vec, pos, base=10000.0):
+    return _rope_loop(vec, pos, _theta(base))
+
+
+def rope_half_in_place(vec, pos, base=10000.0):
+    out = ref.rope_half(vec, pos, base)
+    if isinstance(vec, np.ndarray):
+        vec[...] = out
+        return vec
+    vec[:] = out.tolist()
+    return out
+
+
+def rope_half_copyto(vec, pos, base=10000.0):
+    out = ref.rope_half(vec, pos, base)
+    if isinstance(vec, np.ndarray):
+        np.copyto(vec, out)
+    else:
+        for i, v in enumerate(out.tolist()):
+            vec[i] = v
+    return out
+
+
 # --------------------------------------------------------------------------- 07_alibi
 
 
@@ -700,6 +768,22 @@ FORMS = {
         rope_half_split,
         rope_half_split_loop,
     ),
+    ("rope_half", "clockwise rotation"): (
+        _rope_half_with(_right_rate, clockwise=True),
+        _rope_half_loop_with(_right_rate, clockwise=True),
+    ),
+    ("rope_half", "an angle per dimension instead of per pair"): (
+        _rope_half_with(lambda i, d, base: base ** (-4 * i / d)),
+        _rope_half_loop_with(lambda i, d, base: base ** (-i / d)),
+    ),
+    ("rope_half", "pair 0's angle for every pair"): (
+        _rope_half_with(lambda i, d, base: 1.0),
+        _rope_half_loop_with(lambda i, d, base: 1.0),
+    ),
+    ("rope_half", "adjacent pairs instead of half-split"): (
+        rope_half_adjacent_numpy,
+        rope_half_adjacent_loop,
+    ),
     ("rope_score", "only the query rotated"): (score_query_only, score_query_only_loop),
     ("turns", "not divided by 2*pi"): (turns_radians, turns_radians_loop),
     ("alibi_slopes", "the power-of-two formula for any head count"): (
@@ -749,7 +833,10 @@ FORMS = {
 }
 FORMS |= ROPE_ND_FORMS  # 11_rope_nd's, written in tests/test_checks_rope_nd.py
 FORMS.update(ROPE_TODAY_FORMS)  # 12_rope_today's two forms: tests/test_checks_rope_today.py
-MUTATION_FORMS = {("apply_rope", "input changed in place"): (rope_in_place, rope_copyto)}
+MUTATION_FORMS = {
+    ("apply_rope", "input changed in place"): (rope_in_place, rope_copyto),
+    ("rope_half", "input changed in place"): (rope_half_in_place, rope_half_copyto),
+}
 
 
 def _no_small_distance(case: C.Case) -> bool:

@@ -42,6 +42,7 @@ NON_LITERAL_SITES = {
     ("helpers/teacher/verdict.py", "mistake.name"),
     ("helpers/teacher/verdict.py", "mistake.message"),
     ("helpers/teacher/verdict.py", "REPLAY"),
+    ("helpers/teacher/kernel.py", "mistake.name"),  # a mistake's catalogue name
     ("helpers/grader.py", "TEACHER_SIDE"),
     # the classroom self-check: the same parts, and the mistakes' names and messages from
     # its data file (the catalogue's English texts, checked above through the checks)

@@ -84,23 +84,28 @@ def test_what_came_back_leaves_out_random_draws():
     assert came_back.came_back(exc, source) == []
 
 
-def test_a_callee_whose_own_test_failed_is_named_first():
-    from helpers.session import Stop
+def test_a_callee_is_named_only_when_it_is_wrong_now_on_the_test_s_values():
+    """The note is decided when it is shown: the judge runs the callee on the calls the test
+    made; a callee right on them (whatever its own test said before) is not named."""
+    asked = []
 
-    namespace: dict = {}
-    exec(  # noqa: S102 - three cells of a notebook
-        "def _helper(v):\n    return apply_rope(v)\n"
-        "def apply_rope(v):\n    return v\n"
-        "def rope_score(q):\n    return _helper(q)\n",
-        namespace,
-    )
-    failed = {"apply_rope": Stop(11, '"""apply_rope: ..."""', "AssertionError: off")}
-    lines = came_back.callee_first("rope_score", namespace, failed)
+    def judge(callee, calls):
+        asked.append((callee, [args for _, args, _ in calls]))
+        return (
+            "apply_rope is wrong on the values this test gave it: off"
+            if callee == "apply_rope"
+            else None
+        )
+
+    recorded = {"_helper": [(None, (1,), {})], "apply_rope": [(None, (2,), {})], "unused": []}
+    lines = came_back.callee_first("rope_score", recorded, judge)
     assert lines == [
         (
-            "rope_score calls your apply_rope, whose own test failed first (cell [11] "
-            '("""apply_rope: ...""")): fix apply_rope, then run this test again. rope_score '
-            "itself may well be right."
+            "rope_score calls your apply_rope, which is wrong now: apply_rope is wrong on the values "
+            "this test gave it: off. Fix apply_rope, then run this test again; rope_score itself "
+            "may well be right."
         )
     ]
-    assert came_back.callee_first("apply_rope", namespace, failed) == []
+    assert asked == [("_helper", [(1,)]), ("apply_rope", [(2,)])]  # a callee never called: not
+    assert came_back.callee_first("rope_score", recorded, None) == []
+    assert came_back.callee_first("rope_score", {"_helper": [(None, (1,), {})]}, judge) == []

@@ -199,10 +199,12 @@ def test_run_all_of_06_rope_with_a_wrong_and_an_unfinished_function_reaches_the_
     # rope_score is right, but calls the wrong apply_rope: its test says which comes first
     score = by_id["test_rope_score_offset_only"].text
     assert "What came back:\n  s = -0.7127716817\n" in score, score
+    assert count
     assert (
-        f"rope_score calls your apply_rope, whose own test failed first (cell [{count}] "
-        '("""apply_rope: pairs turn' in score
+        "rope_score calls your apply_rope, which is wrong now: apply_rope is wrong on the "
+        "values this test gave it" in " ".join(score.split())
     ), score
+    assert "(clockwise rotation). Fix apply_rope" in " ".join(score.split()), score
     table = by_id["self_check"].text
     flat = " ".join(table.split())
     assert "7 of 9 graded functions passed" in table.splitlines()[0], table
@@ -262,7 +264,7 @@ def test_nbgrader_validate_still_fails_a_wrong_visible_test(tmp_path):
     # the Validate button's report says what came back, and which function to fix first
     flat = " ".join(output.split())
     assert "What came back: r = [0.540302, -0.841471, 0.995004, -0.099833]" in flat, output
-    assert "rope_score calls your apply_rope, whose own test failed first" in flat, output
+    assert "rope_score calls your apply_rope, which is wrong now" in flat, output
 
 
 def _visible_tests(nb_id: str):
@@ -323,3 +325,284 @@ def test_a_wrong_answer_s_visible_tests_show_what_came_back(nb_id, tmp_path):
     assert failed, f"no visible test of {nb_id} failed: {[r.cell_id for r in ran]}"
     quiet = [r.cell_id for r in failed if f"\n{label}\n  " not in r.text]
     assert not quiet, f"failed without showing what came back: {quiet}"
+
+
+# --------------------------------------------------------------------------- the callee note
+
+
+def _cells_of(nb_id: str) -> dict[str, str]:
+    """The code cells of a source notebook by id, solutions in, hidden tests left out."""
+    nb = nbformat.read(REPO / "source" / nb_id / f"{nb_id}.ipynb", as_version=4)
+    return {
+        c.id: c.source.split("### BEGIN HIDDEN TESTS")[0] for c in nb.cells if c.cell_type == "code"
+    }
+
+
+DIVIDING_BY_D_K = ("/ math.sqrt(Q.shape[-1])", "/ Q.shape[-1]")
+NO_MAX = ("    m = np.where(np.isfinite(m), m, 0.0)", "    m = 0.0 * m")
+POSITIONS_FIRST = (
+    "self_attention(X[p] + P, Wq, Wk, Wv)",
+    "self_attention((X + P)[p], Wq, Wk, Wv)",
+)
+
+
+def _wrong(source: str, change: tuple[str, str]) -> str:
+    assert change[0] in source
+    return source.replace(*change)
+
+
+@pytest.mark.parametrize("nb_id", ["01_order", "01_order_ko"])
+def test_the_callee_note_goes_by_what_is_wrong_now(nb_id, tmp_path):
+    """01: attention fixed and run again (its test not): the failing order_gap_with_pe is
+    its own fault, no callee is named; while attention is still wrong, attention is named and
+    self_attention (right, with the reference's attention) is not. 01_order_ko: attention
+    divides by d_k and softmax has no max subtraction: softmax is right on every value
+    attention gives it, so attention's failing test does not name softmax."""
+    cells = _cells_of(nb_id)
+    note = {"01_order": "calls your", "01_order_ko": "함수를 부르는데"}[nb_id]
+    wrong_attention = _wrong(cells["answer_attention"], DIVIDING_BY_D_K)
+    wrong_gap = _wrong(cells["answer_order_gap_with_pe"], POSITIONS_FIRST)
+    with LearnerKernel(tmp_path) as kernel:
+        run = kernel.run
+        assert run(cells["imports"], "imports").status == "ok"
+        run(_wrong(cells["answer_softmax"], NO_MAX), "answer_softmax")
+        softmax_test = run(cells["test_softmax_stable"], "test_softmax_stable")
+        run(wrong_attention, "answer_attention")
+        attention_test = run(cells["test_attention_scaled"], "test_attention_scaled")
+        run(cells["answer_self_attention"], "answer_self_attention")
+        self_test = run(cells["test_self_attention"], "test_self_attention")
+        run(cells["preview_pe"], "preview_pe")
+        run(wrong_gap, "answer_order_gap_with_pe")
+        gap_test = run(cells["test_order_gap_with_pe_after_shuffle"], "test_gap")
+        run(cells["answer_attention"], "answer_attention")  # fixed; its test not run again
+        again = run(cells["test_order_gap_with_pe_after_shuffle"], "test_gap")
+    assert "AssertionError" in softmax_test.text
+    assert "AssertionError" in attention_test.text, attention_test.text
+    assert note not in attention_test.text, attention_test.text  # softmax is not blamed
+    assert "AssertionError" in self_test.text
+    named = [ln for ln in self_test.text.splitlines() if note in ln]
+    assert len(named) == 1 and named[0].startswith("self_attention "), self_test.text
+    assert "attention" in named[0].replace("self_attention", ""), named[0]
+    # attention still wrong: named, with what it got wrong now; self_attention is right
+    lines = [ln for ln in gap_test.text.splitlines() if note in ln]
+    assert len(lines) == 1 and "attention" in lines[0] and "self_attention," not in lines[0], (
+        gap_test.text
+    )
+    assert "dividing by d_k" in lines[0] or "d_k" in lines[0], lines[0]
+    # attention fixed: the test still fails (order_gap_with_pe's own bug); no callee named
+    assert "AssertionError" in again.text and note not in again.text, again.text
+
+
+# --------------------------------------------------------------------------- answer cells that fail
+
+
+def _source_nb(nb_id: str) -> nbformat.NotebookNode:
+    return nbformat.read(REPO / "source" / nb_id / f"{nb_id}.ipynb", as_version=4)
+
+
+def _cell(nb, cell_id: str):
+    return next(c for c in nb.cells if c.get("id") == cell_id)
+
+
+def _run(nb, tmp_path) -> nbformat.NotebookNode:
+    NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()  # raises CellExecutionError on the first cell that stops Run All
+    return nb
+
+
+def _text(cell) -> str:
+    out = []
+    for o in cell.outputs:
+        if o.output_type == "stream":
+            out.append(o.text)
+        elif o.output_type == "error":
+            out.append("\n".join(o.traceback))
+        elif "text/plain" in o.get("data", {}):
+            out.append(o.data["text/plain"])
+    return re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(out))
+
+
+def _errors(cell) -> list[str]:
+    return [o.ename for o in cell.outputs if o.output_type == "error"]
+
+
+@pytest.mark.slow
+def test_run_all_reaches_the_self_check_whatever_an_answer_cell_does(tmp_path):
+    """01_order run by nbclient: a syntax error, an endless loop, endless output and an
+    exception in four answer cells. Each cell shows its error; Run All goes on; the self-check
+    names each cell and what to fix."""
+    nb = _source_nb("01_order")
+    nb.cells.insert(
+        1,
+        nbformat.v4.new_code_cell(
+            "import helpers.session\n"
+            "helpers.session.ANSWER_CELL_SECONDS = 3\n"
+            "helpers.session.ANSWER_CELL_OUTPUT = 20_000"
+        ),
+    )
+    softmax = _cell(nb, "answer_softmax")
+    softmax.source = "def softmax(x, axis=-1):\n    return np.exp(x) / np.sum(np.exp(x)\n"
+    _cell(nb, "answer_self_attention").source += "\nwhile True:\n    pass\n"
+    _cell(nb, "answer_permutation_gap").source += "\nwhile True:\n    print('gap')\n"
+    _cell(nb, "answer_order_gap_with_pe").source += "\nraise RuntimeError('a stray line')\n"
+    _run(nb, tmp_path)
+    softmax = _cell(nb, "answer_softmax")
+    assert _errors(softmax) == ["SyntaxError"], _text(softmax)
+    assert (
+        "[this answer cell stopped with an error (see above), so it defines nothing: softmax."
+        in (_text(softmax))
+    )
+    assert _errors(_cell(nb, "answer_self_attention")) == ["Overran"]
+    assert "ran for more than 3 s" in _text(_cell(nb, "answer_self_attention"))
+    gap = _cell(nb, "answer_permutation_gap")
+    assert _errors(gap) == ["Overran"] and "printed more than 20000 characters" in _text(gap)
+    assert sum(len(o.get("text", "")) for o in gap.outputs) < 30_000
+    assert _errors(_cell(nb, "answer_order_gap_with_pe")) == ["RuntimeError"]
+    # a later cell that needs softmax says which cell to fix, and Run All goes on
+    assert "`softmax` is not defined, because the cell that defines it, cell [" in _text(
+        _cell(nb, "test_softmax_stable")
+    )
+    table = " ".join(_text(nb.cells[-1]).split())
+    assert "self-check of 01_order" in table, table
+    for name, error in (
+        ("softmax", "SyntaxError: '(' was never closed (line 2)"),
+        ("self_attention", "Overran: this answer cell ran for more than 3 s"),
+        ("permutation_gap", "Overran: this answer cell printed more than 20000 characters"),
+        ("order_gap_with_pe", "RuntimeError: a stray line"),
+    ):
+        assert f"{name} is not defined: the answer cell that defines it, cell [" in table
+        assert f"did not run to its end: {error}" in table, (name, table)
+    assert "Fix that cell and run it again; it defines softmax." in table
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("nb_id", ["12_rope_today", "12_rope_today_ko"])
+def test_a_recap_pasted_with_a_missing_constant_does_not_stop_run_all(nb_id, tmp_path):
+    """12's recap pasted from 06 as ``def thetas(d, base=THETA_BASE)``: NameError, shown; Run
+    All reaches the self-check, which names the recap cell."""
+    nb = _source_nb(nb_id)
+    recap = _cell(nb, "recap_rope")
+    assert "def thetas(d, base=10000.0)" in recap.source
+    recap.source = recap.source.replace(
+        "def thetas(d, base=10000.0)", "def thetas(d, base=THETA_BASE)"
+    )
+    _run(nb, tmp_path)
+    assert _errors(recap) == ["NameError"], _text(recap)
+    last = " ".join(_text(nb.cells[-1]).split())
+    heading = {"12_rope_today": "self-check of", "12_rope_today_ko": "자가 점검"}[nb_id]
+    assert heading in last, last
+    assert "NameError: name 'THETA_BASE' is not defined" in last, last
+    assert "apply_rope, thetas." in last, last
+
+
+@pytest.mark.slow
+def test_nbgrader_validate_still_fails_an_answer_cell_with_a_syntax_error(tmp_path):
+    from tests.test_notebooks import course_copy, nb_path, nbgrader_validate
+
+    course = course_copy(REPO, tmp_path, ["01_order"], learner=True)
+    path = nb_path(course, "notebooks", "01_order")
+    nb = nbformat.read(path, as_version=4)
+    _cell(nb, "answer_softmax").source = "def softmax(x, axis=-1):\n    return np.exp(x\n"
+    nbformat.write(nb, path)
+    status, output = nbgrader_validate(path, course)
+    assert status == 0, output
+    # softmax's test fails: softmax is not defined (its cell did not compile)
+    assert "VALIDATION FAILED" in output.upper(), output
+    assert "NameError: name 'softmax' is not defined" in output, output
+    assert "[this answer cell stopped" not in output  # nothing is carried while validating
+
+
+# --------------------------------------------------------------------------- a wrong type
+
+
+LIST_SOFTMAX = (
+    "def softmax(x, axis=-1):\n"
+    "    x = np.asarray(x, dtype=np.float64)\n"
+    "    if x.ndim == 0:\n"
+    "        raise ValueError('x must have at least one dimension')\n"
+    "    e = np.exp(x - x.max(axis=axis, keepdims=True))\n"
+    "    return (e / e.sum(axis=axis, keepdims=True)).tolist()  # a list, not an array\n"
+)
+WRONG_TYPE = "softmax returned a list of 2 numbers where a numpy array is asked for"
+
+
+def test_a_list_where_an_array_is_asked_for_gets_one_verdict_everywhere(tmp_path):
+    """softmax returning a list: the visible test, the self-check and the isolated grader
+    say the same words (before: AttributeError in the test, "passed" in the self-check)."""
+    from helpers.teacher import isolated
+
+    cells = _cells_of("01_order")
+    with LearnerKernel(tmp_path) as kernel:
+        kernel.run(cells["imports"], "imports")
+        kernel.run(LIST_SOFTMAX, "answer_softmax")
+        test = kernel.run(cells["test_softmax_stable"], "test_softmax_stable")
+        table = kernel.run('self_check("01_order")', "self_check").text
+    flat = " ".join(test.text.split())
+    assert "AttributeError: 'list' object has no attribute 'sum'" in flat  # still shown
+    assert WRONG_TYPE in flat, test.text
+    row = next(line for line in table.splitlines() if line.startswith("softmax "))
+    assert row.split()[1] == "partly" or row.split()[1] == "FAILED", table
+    assert "returned a list of" in " ".join(table.split()), table
+    nb = _source_nb("01_order")
+    _cell(nb, "answer_softmax").source = LIST_SOFTMAX
+    report = isolated.check_notebook(nb, seed=3, names=["softmax"])
+    assert not report["softmax"].passed
+    assert "where a numpy array is asked for" in report["softmax"].message, report[
+        "softmax"
+    ].message
+
+
+# --------------------------------------------------------------------------- the self-check's table
+
+
+def _display(cell) -> dict:
+    return next(o.data for o in cell.outputs if o.output_type == "display_data")
+
+
+@pytest.mark.slow
+def test_the_self_check_is_an_html_table_of_functions_with_the_learner_s_warnings(tmp_path):
+    """06_rope run by nbclient, turns wrong and warning, slow_pairs raising a message with
+    markup: the self-check is a display with text/html (a coloured verdict per row, details to
+    open, every text escaped) and text/plain; DIM and THETA_BASE are no rows; a row's sentence
+    ends with a full stop before "See Exercise"; the warning is under turns, not on stderr."""
+    nb = _source_nb("06_rope")
+    turns = _cell(nb, "answer_turns")
+    turns.source = (
+        "def turns(d, delta, base=THETA_BASE):\n"
+        "    big = np.exp(np.float64(1000.0))  # overflows: a RuntimeWarning\n"
+        "    return delta * thetas(d, base) + 0.0 * big\n"
+    )
+    _cell(nb, "answer_slow_pairs").source = (
+        "def slow_pairs(d, delta, base=THETA_BASE):\n"
+        "    if d != 64:  # the notebook's cells use d = 64; the grader's cases others too\n"
+        "        raise ValueError('<script>alert(1)</script> & more')\n"
+        "    return int(np.count_nonzero(delta * thetas(d, base) / (2 * np.pi) < 1.0))\n"
+    )
+    _run(nb, tmp_path)
+    last = nb.cells[-1]
+    assert not [o for o in last.outputs if o.get("name") == "stderr"], last.outputs
+    data = _display(last)
+    text, page = data["text/plain"], data["text/html"]
+    assert "7 of 9 graded functions passed" in text.splitlines()[0], text
+    rows = [line.split()[0] for line in text.splitlines()[3:] if line[:1].strip()]
+    assert "DIM" not in rows and "THETA_BASE" not in rows, text
+    assert "DIM" not in page and "THETA_BASE" not in page
+    flat = " ".join(text.split())
+    assert re.search(r"\. See Exercise 6: `turns`\.", flat), flat
+    assert "Your turns warned: RuntimeWarning: overflow encountered in exp (line 2)" in flat
+    assert page.count("<tr data-verdict=") == 9
+    assert '<tr data-verdict="failed">' in page and '<tr data-verdict="passed">' in page
+    assert "color: #cf222e" in page and "color: #1a7f37" in page
+    assert "<details><summary>details</summary>" in page
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt; &amp; more" in page
+
+
+def test_the_self_check_prints_its_text_table_in_a_terminal(capsys):
+    """Outside a kernel (the check command, a terminal) the text table is printed."""
+    from helpers.report import Row, html, show
+
+    rows = [Row("softmax", "FAILED", False, "expected -0.667823", "See Exercise 1: `softmax`.")]
+    show("the text", html("header", rows))
+    assert capsys.readouterr().out == "the text\n"
+    assert "expected -0.667823. See Exercise 1" in html("header", rows)

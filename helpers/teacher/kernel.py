@@ -14,14 +14,16 @@ import os
 import signal
 import tempfile
 import threading
+import warnings
 from collections.abc import Mapping, MutableMapping
 
 from helpers import session
 from helpers.i18n import DEFAULT, speaking, split_assignment, tr
-from helpers.report import count_line
+from helpers.report import count_line, show
 from helpers.teacher import checks, standins
 from helpers.teacher import reference as ref
 from helpers.teacher.calling import call, read_small, report_names
+from helpers.teacher.checks.base import Case
 from helpers.teacher.codec import describe
 from helpers.teacher.verdict import (
     FunctionResult,
@@ -30,6 +32,7 @@ from helpers.teacher.verdict import (
     cases_of,
     expectations,
     judge,
+    judge_case,
     message,
     named,
     new_seed,
@@ -38,7 +41,7 @@ from helpers.teacher.verdict import (
     replay_line,
 )
 
-__all__ = ["WrongAnswer", "grade", "self_check"]
+__all__ = ["WrongAnswer", "grade", "self_check", "wrong_on"]
 
 
 class WrongAnswer(AssertionError):
@@ -112,7 +115,16 @@ def grade_in_namespace(check, namespace: Mapping, seed: int, replay: str) -> Fun
     wants = expectations(check, cases)  # before any learner code runs
     if name not in namespace:
         stop = session.last_stop()
-        if stop is not None:
+        broken = session.broken().get(name)
+        if broken is not None:
+            text = tr(
+                "{name} is not defined: the answer cell that defines it, {where}, stopped "
+                "with {error}. Fix that cell and run it again.",
+                name=name,
+                where=broken.where(),
+                error=broken.error.rstrip("."),
+            )
+        elif stop is not None:
             text = tr(
                 "{name} is not defined: its cell has not run since the run stopped at {where}.",
                 name=name,
@@ -139,20 +151,38 @@ def grade_in_namespace(check, namespace: Mapping, seed: int, replay: str) -> Fun
         return FunctionResult(name, False, message(check, text, None, ""), None, len(cases))
     outcomes: list[Outcome] = []
     used: set[str] = set()
-    try:
-        with _Alarm(check.timeout), _stand_ins(check, namespace, used):
-            for case in cases:
-                outcome = _call_here(target, check, case)
-                outcomes.append(outcome)
-                if (outcome.error or {}).get("not_implemented"):
-                    break  # a stub: the other cases would say the same
-    except _Timeout:
-        outcomes.append(
-            Outcome(error={"type": "Timeout", "timeout": True, "seconds": check.timeout})
-        )
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        try:
+            with _Alarm(check.timeout), _stand_ins(check, namespace, used):
+                for case in cases:
+                    outcome = _call_here(target, check, case)
+                    outcomes.append(outcome)
+                    if (outcome.error or {}).get("not_implemented"):
+                        break  # a stub: the other cases would say the same
+        except _Timeout:
+            outcomes.append(
+                Outcome(error={"type": "Timeout", "timeout": True, "seconds": check.timeout})
+            )
     result = judge(check, cases, wants, outcomes, replay)
     result.used = tuple(sorted(used))
+    result.warnings = _learner_warnings(warned)
     return result
+
+
+def _learner_warnings(warned) -> tuple[str, ...]:
+    """The warnings the learner's own code raised (its cells, not numpy's or ours), once
+    each: ``RuntimeWarning: overflow encountered in exp (line 5)``."""
+    seen: dict[str, None] = {}
+    for w in warned:
+        filename = str(getattr(w, "filename", ""))
+        if "site-packages" in filename or os.sep + "helpers" + os.sep in filename:
+            continue
+        text = f"{w.category.__name__}: {w.message}"
+        if getattr(w, "lineno", None):
+            text = tr("{warning} (line {line})", warning=text, line=w.lineno)
+        seen.setdefault(text, None)
+    return tuple(seen)[:5]
 
 
 @contextlib.contextmanager
@@ -193,6 +223,35 @@ def _recorded(name: str, function, used: set):
 
     stand_in.__name__ = stand_in.__qualname__ = name
     return stand_in
+
+
+def wrong_on(name: str, calls) -> str | None:
+    """What the graded function ``name`` gets wrong now on ``calls`` (``(function, args,
+    kwargs)`` as a visible test called it), checked as its own test checks it: against the
+    reference, with the reference standing in for the functions it calls. None when it is
+    right on every call (or is no graded function, or a call's input is bad input)."""
+    check = checks.CHECKS.get(name)
+    if check is None or check.kind in ("constant", "files"):
+        return None
+    for function, args, kwargs in calls:
+        case = Case(tuple(args), dict(kwargs), tr("the values this test gave it"), "random")
+        try:
+            want = checks.expected(check, case)
+        except Exception:  # noqa: BLE001, S112 - bad input there: not this function's fault
+            continue
+        namespace = getattr(function, "__globals__", {})
+        try:
+            with _Alarm(check.timeout), _stand_ins(check, namespace, set()):
+                outcome = _call_here(function, check, case)
+        except _Timeout:
+            outcome = Outcome(error={"type": "Timeout", "timeout": True, "seconds": check.timeout})
+        failure = judge_case(check, case, want, outcome)
+        if failure is not None:
+            text, mistake = failure
+            if mistake is not None:
+                text = text.rstrip(".") + " " + tr("({mistake})", mistake=tr(mistake.name))
+            return text
+    return None
 
 
 def _seed(seed) -> int:
@@ -259,5 +318,7 @@ def _self_check(assignment: str, base: str, namespace: Mapping, seed: int | None
         passed=passed,
         total=total,
     )
-    print(report.render(header))
+    notes = session.broken_lines()
+    text = report.render(header) + "".join("\n\n" + line for line in notes)
+    show(text, report.html(header, notes))
     return report

@@ -9,6 +9,7 @@ A ``Report`` holds the results of one notebook.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import re
 import secrets
@@ -22,7 +23,9 @@ from helpers import report
 from helpers.i18n import LANGUAGES, tr
 from helpers.report import Row
 from helpers.teacher import checks
+from helpers.teacher.calling import call
 from helpers.teacher.checks.base import PARTS, WEIGHTS
+from helpers.teacher.checks.compare import not_an_array
 from helpers.teacher.codec import Opaque, contains_opaque, decode, describe
 
 
@@ -39,6 +42,7 @@ class FunctionResult:
     points: float = 0.0  # the function's points in its notebook
     used: tuple[str, ...] = ()  # the other graded functions it called (reference stand-ins)
     unfinished: bool = False  # not written yet (NotImplementedError) or not defined
+    warnings: tuple[str, ...] = ()  # what the learner's code warned while it was checked
 
     @property
     def verdict(self) -> str:
@@ -98,6 +102,10 @@ class Report:
         """``header``, the table and the details of every failing function."""
         return report.render(header, self.rows())
 
+    def html(self, header: str, notes=()) -> str:
+        """The same as an HTML table (``helpers.report.html``)."""
+        return report.html(header, self.rows(), notes)
+
 
 def row_of(result: FunctionResult) -> Row:
     """One row of the table: the message's first line, the exercise to revisit, the rest.
@@ -131,6 +139,11 @@ def row_of(result: FunctionResult) -> Row:
         details=tuple(rest),
         replay=replay,
         constant=getattr(check, "kind", "") == "constant",
+        warnings=tuple(
+            tr("Your {name} warned: {warning}", name=result.name, warning=w)
+            for w in result.warnings
+        ),
+        state=result.verdict.lower(),
     )
 
 
@@ -157,10 +170,88 @@ def case_rng(seed: int, name: str) -> np.random.Generator:
 
 
 def cases_of(check, seed: int) -> list:
-    """The fixed cases of ``check``, then its random cases of ``seed``, each with its part."""
+    """The fixed cases of ``check``, then its random cases of ``seed``, each with its part.
+
+    The random cases always include, for every wrong implementation of the check's
+    catalogued mistakes (``impl`` and ``variants``), a case on which it goes wrong
+    (``witnesses``): the same mistake then fails the same kinds of checks, and costs the
+    same points, whatever the seed.
+    """
     fixed = [c if c.part else dataclasses.replace(c, part="shown") for c in check.fixed()]
     rng = case_rng(seed, check.name)
-    return fixed + [dataclasses.replace(c, part="random") for c in check.random(rng)]
+    drawn = [dataclasses.replace(c, part="random") for c in check.random(rng)]
+    return fixed + drawn + witnesses(check, seed, drawn)
+
+
+# How many batches of random cases are drawn, at most, to find one a mistake goes wrong on.
+WITNESS_BATCHES = 40
+
+
+def witnesses(check, seed: int, drawn: list) -> list:
+    """Random cases to add to ``drawn`` so that every wrong implementation of ``check``'s
+    mistakes goes wrong on one of them (none for one that is never wrong on a random case).
+
+    They are drawn from generators of their own (the seed, the function, the mistake), so
+    the first random cases stay those of the seed.
+    """
+    if check.kind in ("constant", "files") or check.random is None:
+        return []
+    impls = [
+        (mistake, k, impl)
+        for mistake in check.mistakes
+        if mistake.on_random
+        for k, impl in enumerate((mistake.impl, *mistake.variants))
+        if impl is not None
+    ]
+    if not impls:
+        return []
+    known: list[tuple] = []  # (case, want) of the random cases so far
+    for case in drawn:
+        known.append((case, _want(check, case)))
+    added = []
+    for mistake, k, impl in impls:
+        if any(_goes_wrong(check, impl, case, want) for case, want in known):
+            continue
+        rng = np.random.default_rng(
+            [int(seed), zlib.crc32(check.name.encode()), zlib.crc32(mistake.name.encode()), k]
+        )
+        found = None
+        for _ in range(WITNESS_BATCHES):
+            for case in check.random(rng):
+                want = _want(check, case)
+                if _goes_wrong(check, impl, case, want):
+                    found = (dataclasses.replace(case, part="random"), want)
+                    break
+            if found is not None:
+                break
+        if found is not None:
+            known.append(found)
+            added.append(found[0])
+    return added
+
+
+def _want(check, case):
+    try:
+        with np.errstate(all="ignore"):
+            return checks.expected(check, case)
+    except ValueError as exc:
+        return Raises(str(exc))
+
+
+def _goes_wrong(check, impl, case, want) -> bool:
+    """Whether the wrong implementation ``impl`` fails ``case`` (a random case the reference
+    accepts) as the grader judges it, a changed argument included."""
+    if isinstance(want, Raises):
+        return False
+    args, kwargs = copy.deepcopy(tuple(case.args)), copy.deepcopy(dict(case.kwargs))
+    with np.errstate(all="ignore"):
+        reply = call(impl, check.kind, args, kwargs, check.check_mutation)
+    outcome = outcome_of(reply)
+    try:
+        with np.errstate(all="ignore"):
+            return judge_case(check, case, want, outcome) is not None
+    except Exception:  # noqa: BLE001  (an output the judge cannot read is wrong)
+        return True
 
 
 def expectations(check, cases: list) -> list:
@@ -425,6 +516,15 @@ def judge_case(check, case, want, outcome: Outcome):
         got = checks.normalize(check.kind, outcome.value)
     except (ValueError, TypeError) as exc:
         return tr("{name} on {label}: {detail}", name=name, label=label, detail=exc), None
+    try:
+        if check.kind == "array":
+            not_an_array(outcome.value, want)
+    except (
+        ValueError
+    ) as exc:  # a list where an array is asked for: a catalogued mistake still named
+        text = tr("{name} on {label}: {detail}", name=name, label=label, detail=exc)
+        ok = checks.agree(check.kind, got, want)[0]
+        return text, None if ok else checks.diagnose(check, case, got)
     ok, detail = checks.agree(check.kind, got, want)
     if not ok:
         mistake = checks.diagnose(check, case, got)

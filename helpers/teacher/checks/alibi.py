@@ -112,11 +112,28 @@ def alibi_bias_shows_positive(case: Case, got: np.ndarray, want) -> bool:
     )
 
 
+def _in_one_mode(wrong, causal_mode: bool):
+    """``wrong`` where ``causal`` is ``causal_mode``, the reference in the other mode: the
+    mistake written in one branch of an ``if causal:`` only."""
+
+    def bias(n_heads, seq_len, causal: bool = True) -> np.ndarray:
+        if bool(causal) == causal_mode:
+            return wrong(n_heads, seq_len, causal)
+        return ref.alibi_bias(n_heads, seq_len, causal)
+
+    bias.__name__ = f"{wrong.__name__}_{'causal' if causal_mode else 'not_causal'}_only"
+    return bias
+
+
 M_BIAS_POSITIVE = Mistake(
     "positive instead of negative bias",
     "your bias is +slope * distance, which rewards far tokens. ALiBi penalises distance: "
     "bias[h, i, j] = -slope_h * (i - j) for j <= i.",
     alibi_bias_positive,
+    variants=(
+        _in_one_mode(alibi_bias_positive, True),
+        _in_one_mode(alibi_bias_positive, False),
+    ),
     shows=alibi_bias_shows_positive,
 )
 
@@ -152,6 +169,10 @@ M_BIAS_ROW_CONSTANT = Mistake(
     "+slope * j does), which softmax ignores, but the bias itself is asked for. Use "
     "bias[h, i, j] = -slope_h * (i - j) (0 on the diagonal, more negative further left).",
     alibi_bias_row_constant,
+    variants=(
+        _in_one_mode(alibi_bias_row_constant, True),
+        _in_one_mode(alibi_bias_row_constant, False),
+    ),
     shows=alibi_bias_shows_row_constant,
 )
 

@@ -60,6 +60,10 @@ class Mistake:
     one band or every band): it is called with the case, the learner's normalized output and
     the reference's output (None where the reference refuses the case), only when ``got`` is
     wrong, and returns True when ``got`` has the mistake's property.
+
+    ``on_random`` is False for a mistake that shows on bad input only (a position past a
+    table), never on a random case: no random case is searched for on which it goes wrong
+    (``helpers.teacher.verdict.witnesses``).
     """
 
     name: str
@@ -69,6 +73,7 @@ class Mistake:
     detect: str = "output"
     atol: float = 0.0
     shows: Callable[[Case, object, object], bool] | None = None
+    on_random: bool = True
 
 
 @dataclass(frozen=True)

@@ -147,6 +147,34 @@ def to_number(value, what: str | None = None) -> float:
     return float(value)
 
 
+def not_an_array(value, want=None):
+    """``value`` when it is a numpy array (or cannot be one: ``to_array`` says why); a list, a
+    tuple or a plain number where an array is asked for is refused in plain words, the same
+    in the visible test, the self-check and the grader. Where the expected value ``want`` is
+    known and is a plain number (``dot`` of two vectors), a plain number is right."""
+    if want is not None and not (isinstance(want, np.ndarray) and want.ndim >= 1):
+        return value
+    plain = isinstance(value, list | tuple | int | float | np.number) and not isinstance(
+        value, bool | np.bool_
+    )
+    if want is None:  # unknown: only a list or a tuple is surely not the array asked for
+        plain = isinstance(value, list | tuple)
+    if plain and not isinstance(value, np.ndarray):
+        try:
+            numbers_only = np.asarray(value, dtype=np.float64) is not None
+        except (TypeError, ValueError):
+            numbers_only = False
+        if numbers_only:
+            raise ValueError(
+                tr(
+                    "returned {value} where a numpy array is asked for: return "
+                    "np.asarray(...) of it (a list has no .shape or .sum(axis=...))",
+                    value=_type_words(value),
+                )
+            )
+    return value
+
+
 def normalize(kind: str, value) -> object:
     """A learner's output in a comparable plain form, or ValueError in plain words.
 

@@ -90,6 +90,7 @@ M_LOOKUP_WRAPS = Mistake(
     "pos % max_len or numpy's negative indexing does). A learned table has no row for a "
     "position it never had: raise ValueError naming max_len instead.",
     learned_lookup_wraps,
+    on_random=False,
 )
 
 
@@ -105,6 +106,7 @@ M_LOOKUP_CLIPS = Mistake(
     "max_len - 1) does). Every later position would then share one vector, silently. A "
     "learned table has no row there: raise ValueError naming max_len instead.",
     learned_lookup_clips,
+    on_random=False,
 )
 
 

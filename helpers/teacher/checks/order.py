@@ -308,7 +308,7 @@ def _order_gap_fixed() -> list[Case]:
         Case(
             (X, P, Wq, Wk, Wv, [5, 4, 3, 2, 1, 0]),
             {},
-            tr("X 6x8, P = sinusoidal_pe(6, 8), reversed order"),
+            tr("X 6x8, P a table of 6 positions of 8 numbers, reversed order"),
         ),
         Case(
             (X.tolist(), ref.sinusoidal_pe(10, 8).tolist(), Wq, Wk, Wv, [1, 0, 2, 3, 4, 5]),

@@ -7,6 +7,8 @@ message and, beside it, the wrong implementation that recognises it) and its dec
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from helpers.i18n import tr
@@ -416,11 +418,81 @@ def _rope_half_fixed() -> list[Case]:
     ]
 
 
+def _half_to_interleaved(x: np.ndarray) -> np.ndarray:
+    """The inverse of ``interleaved_to_half``: (x[i], x[i + d/2]) back to (2i, 2i + 1)."""
+    d = x.shape[-1]
+    out = np.empty_like(x)
+    out[..., 0::2], out[..., 1::2] = x[..., : d // 2], x[..., d // 2 :]
+    return out
+
+
+def _in_half_layout(wrong):
+    """An ``apply_rope`` mistake written in the half-split layout: pairs (i, i + d/2)."""
+
+    def rope(vec, pos, base=THETA_BASE) -> np.ndarray:
+        x = np.asarray(vec, dtype=np.float64)
+        return ref.interleaved_to_half(wrong(_half_to_interleaved(x), pos, base))
+
+    rope.__name__ = f"rope_half_{wrong.__name__.removeprefix('apply_rope_')}"
+    return rope
+
+
+def rope_half_adjacent(vec, pos, base=THETA_BASE) -> np.ndarray:
+    """Neighbours (2i, 2i + 1) paired, as apply_rope does, where rope_half pairs (i, i + d/2)."""
+    return ref.apply_rope(vec, pos, base)
+
+
+M_ROPE_HALF_ADJACENT = Mistake(
+    "adjacent pairs instead of half-split",
+    "your pairs are neighbours (vec[2i], vec[2i+1]), the interleaved layout of apply_rope. "
+    "rope_half pairs the halves: pair i is (vec[i], vec[i + d/2]), rotated by pos * theta_i.",
+    rope_half_adjacent,
+)
+
+
+def rope_half_in_place(vec, pos, base=THETA_BASE):
+    """The right numbers, but written into the argument itself (which then changes)."""
+    out = ref.rope_half(vec, pos, base)
+    if isinstance(vec, np.ndarray):
+        vec[...] = out
+        return vec
+    flat = out.reshape(len(vec), -1).tolist() if np.ndim(vec) > 1 else out.tolist()
+    for idx, value in enumerate(flat):
+        vec[idx] = [float(v) for v in value] if isinstance(vec[idx], list) else float(value)
+    return vec
+
+
+M_ROPE_HALF_MUTATION = Mistake(
+    "input changed in place",
+    "your rope_half wrote the rotated values into the vector it was given, so the caller's "
+    "vector changed. Return a new array (out = np.empty_like(x) with x = np.array(vec, "
+    "dtype=float)) and leave vec as it was.",
+    rope_half_in_place,
+    detect="mutation",
+)
+
+
+def _mirrored(mistake: Mistake) -> Mistake:
+    """``mistake`` of apply_rope, its wrong implementations in the half-split layout."""
+    return dataclasses.replace(
+        mistake,
+        impl=_in_half_layout(mistake.impl),
+        variants=tuple(_in_half_layout(v) for v in mistake.variants),
+    )
+
+
 ROPE_HALF = FunctionCheck(
     name="rope_half",
     kind="array",
     fixed=_rope_half_fixed,
     random=_rope_random,
+    mistakes=(
+        _mirrored(M_ROPE_CW),
+        _mirrored(M_ROPE_PER_DIM),
+        _mirrored(M_ROPE_PAIR0),
+        M_ROPE_HALF_MUTATION,
+        M_ROPE_HALF_ADJACENT,
+    ),
     check_mutation=True,
 )
 
