@@ -30,9 +30,9 @@ import csv
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from helpers.teacher.classroom.course import assignment_ids, course_id, db_url, load_config
+from helpers.teacher.classroom.course import course_id, db_url, load_config
 from helpers.teacher.classroom.grades import statuses
-from helpers.teacher.classroom.steps import registered
+from helpers.teacher.classroom.steps import graded_ids
 
 FORMATS = ("canvas", "moodle", "csv")
 DEFAULT_NAMES = {
@@ -164,7 +164,7 @@ def gradebook_entries(course: Path, ids=None, db: str | None = None) -> Gradeboo
 
     if not db and not (course / "gradebook.db").exists():
         raise ValueError(f"course has no gradebook.db yet (run autograde first): {course}")
-    ids = [i for i in assignment_ids(course, ids) if i in registered(course, db)]
+    ids = graded_ids(course, ids, db)  # the editions the class took; none is an error
     bases = list(dict.fromkeys(split_assignment(i)[0] for i in ids))
     raw: dict[tuple[str, str], tuple[float, float, int]] = {}  # score, penalty, waiting
     maxima: dict[str, float] = {}
