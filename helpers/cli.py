@@ -125,7 +125,7 @@ def generate(ids: list[str], root: Path = ROOT) -> int:
 
     # every code cell of source/ compiles, before anything is written (exercises.json is
     # read from all of them)
-    every = [p.name for p in sorted((root / "source").iterdir()) if p.is_dir()]
+    every = [p.name for p in sorted((root / "source").glob("*")) if p.is_dir()]
     if not _sources_compile(root, every):
         return 2
     # the translated instructor notebooks first: source/<id>_<lang>/ from source/<id>/

@@ -385,7 +385,7 @@ def assignment_page(rep: AssignmentReport) -> str:
             [
                 f"<code>{_e(f.name)}</code>",
                 str(len(f.stopped)),
-                _e(", ".join(f"{s} ({tr(kind)})" for s, kind in sorted(f.stopped.items()))),
+                _e(", ".join(f"{s} ({_stopped(kind)})" for s, kind in sorted(f.stopped.items()))),
             ]
             for f in rep.functions.values()
             if f.stopped
@@ -401,6 +401,11 @@ def assignment_page(rep: AssignmentReport) -> str:
         rows = [[_e(s), _e(n), f"<code>{_e(c)}</code>"] for s, n, c in rep.waiting]
         parts.append(_table([tr("learner"), tr("notebook"), tr("cell")], rows))
         return _page(title, "\n".join(parts), rep.language)
+
+
+def _stopped(kind: str) -> str:
+    """How a function was stopped while grading, in the page's language."""
+    return tr("timed out") if kind == "timed out" else tr("crashed")
 
 
 def index_page(reports: list[AssignmentReport]) -> str:
