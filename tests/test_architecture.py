@@ -38,6 +38,7 @@ LAYERS = [
         "helpers.teacher.classroom",
         "helpers.teacher.feedback_page",
         "helpers.teacher.feedback_render",
+        "helpers.teacher.pages",
     ],
     ["helpers.cli", "helpers.__main__"],
 ]

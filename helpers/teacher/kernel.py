@@ -31,6 +31,7 @@ from helpers.teacher.verdict import (
     expectations,
     judge,
     message,
+    named,
     new_seed,
     note_stand_ins,
     outcome_of,
@@ -206,7 +207,7 @@ def grade(name: str, namespace: Mapping, seed: int | None = None) -> None:
     result = grade_in_namespace(checks.CHECKS[name], namespace, seed, replay)
     if not result.passed:
         raise WrongAnswer(result.message)
-    print(f"{name}: {result.message}")
+    print(named(name, result.message))
 
 
 def self_check(assignment: str, namespace: Mapping, seed: int | None = None) -> Report | None:
