@@ -19,12 +19,14 @@ ids:
 
 # The teacher's cycle (helpers.classroom). EXCHANGE defaults to $PE_COURSE_EXCHANGE;
 # IDS_ARG narrows to some assignments (make release IDS_ARG=01_order); JOBS to the cores;
-# DB is the gradebook's URL (default: gradebook.db); SCHEDULER a Dask scheduler or local:N.
+# DB is the gradebook's URL (default: gradebook.db); SCHEDULER a Dask scheduler or local:N;
+# UNRELEASED=1 lets autograde grade an assignment never released (refused by default).
 EXCHANGE ?= $(PE_COURSE_EXCHANGE)
 IDS_ARG ?=
 JOBS ?=
 DB ?=
 SCHEDULER ?=
+UNRELEASED ?=
 EXCHANGE_FLAG = $(if $(EXCHANGE),--exchange $(EXCHANGE),)
 DB_FLAG = $(if $(DB),--db $(DB),)
 
@@ -90,7 +92,7 @@ collect: setup
 
 autograde: setup
 	$(BIN)/python -m helpers autograde $(IDS_ARG) $(if $(JOBS),--jobs $(JOBS),) $(DB_FLAG) \
-		$(if $(SCHEDULER),--scheduler $(SCHEDULER),)
+		$(if $(SCHEDULER),--scheduler $(SCHEDULER),) $(if $(UNRELEASED),--unreleased,)
 
 feedback: setup
 	$(BIN)/python -m helpers feedback $(IDS_ARG) $(EXCHANGE_FLAG) $(DB_FLAG)
@@ -100,7 +102,7 @@ feedback: setup
 FORMAT ?=
 ROSTER ?=
 grades: setup
-	$(BIN)/python -m helpers grades $(if $(FORMAT),--format $(FORMAT),--out grades.csv) \
+	$(BIN)/python -m helpers grades $(IDS_ARG) $(if $(FORMAT),--format $(FORMAT),--out grades.csv) \
 		$(if $(ROSTER),--roster $(ROSTER),) $(DB_FLAG)
 
 # What the class got wrong: reports/index.html and a page per assignment.
@@ -129,5 +131,8 @@ hub: setup system-deps
 hub-stop: setup
 	$(BIN)/python -m helpers hub-stop $(HUB_STATE_FLAG)
 
+# What `make demo` and the build made, and nothing of a class: the course folder's gradebook,
+# submitted/, autograded/, feedback/, grades and reports are a real class's data and stay
+# (the demo's own class, gradebook.db-wal and -shm included, lives in demo/).
 clean:
-	rm -rf autograded submitted feedback gradebook.db grades.csv grades-*.csv reports artifacts .pytest_cache demo .proxy
+	rm -rf demo artifacts dist build .pytest_cache .hypothesis .ruff_cache .generate-* .proxy

@@ -123,6 +123,11 @@ def generate(ids: list[str], root: Path = ROOT) -> int:
     from helpers.i18n import assignment_id, split_assignment
     from helpers.teacher import files, translate
 
+    # every code cell of source/ compiles, before anything is written (exercises.json is
+    # read from all of them)
+    every = [p.name for p in sorted((root / "source").glob("*")) if p.is_dir()]
+    if not _sources_compile(root, every):
+        return 2
     # the translated instructor notebooks first: source/<id>_<lang>/ from source/<id>/
     if ids:
         builds = [split_assignment(a) for a in ids if split_assignment(a)[1] != "en"]
@@ -150,6 +155,8 @@ def generate(ids: list[str], root: Path = ROOT) -> int:
     unknown = [i for i in ids if not (root / "source" / i / f"{i}.ipynb").exists()]
     if unknown:
         print(f"no source notebook for: {', '.join(unknown)}", file=sys.stderr)
+        return 2
+    if not _sources_compile(root, ids):  # the translations just built
         return 2
     scratch = Path(tempfile.mkdtemp(prefix=".generate-", dir=root))  # beside notebooks/
     try:
@@ -182,10 +189,11 @@ def generate(ids: list[str], root: Path = ROOT) -> int:
             print(f"generated notebooks/{assignment}/{assignment}.ipynb")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    if root == ROOT:
+    table = root / "helpers" / "teacher" / "exercises.json"  # the course's own package
+    if root == ROOT or table.is_file():
         from helpers.teacher import exercises
 
-        print(f"wrote {exercises.write(root).relative_to(root)}")
+        print(f"wrote {exercises.write(root, table).relative_to(root)}")
     for (base, code), issues in lagging.items():
         aid = assignment_id(base, code)
         print(
@@ -199,6 +207,26 @@ def generate(ids: list[str], root: Path = ROOT) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def _sources_compile(root: Path, ids: list[str]) -> bool:
+    """True when every code cell of ``source/<id>/*.ipynb`` compiles; else each cell that
+    does not is printed (notebook, cell, line) and nothing is generated."""
+    from helpers.teacher.notebook import syntax_errors
+
+    errors = [
+        line.replace(str(root) + os.sep, "")
+        for assignment in ids
+        for path in sorted((root / "source" / assignment).glob("*.ipynb"))
+        for line in syntax_errors(path)
+    ]
+    if errors:
+        print(
+            "\n".join(errors) + "\nnothing generated: notebooks/ and exercises.json are left as "
+            "they were; fix the source and generate again",
+            file=sys.stderr,
+        )
+    return not errors
 
 
 # --------------------------------------------------------------------------- system-deps
@@ -357,7 +385,8 @@ def learner_setup(
 # --------------------------------------------------------------------------- main
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``python -m helpers`` (every subcommand of this installation)."""
     parser = argparse.ArgumentParser(
         prog="python -m helpers",
         description=__doc__,
@@ -390,7 +419,11 @@ def main(argv: list[str] | None = None) -> int:
         from helpers.teacher.classroom.commands import add_commands
 
         add_commands(sub)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
 
     if args.command == "doctor":
         return doctor()
@@ -409,7 +442,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {written}: now `nbgrader fetch_assignment 01_order` in any folder")
         return 0
     if args.command == "generate":
-        return generate(args.ids)
+        here = Path.cwd()  # a course folder of its own (a copy of the course), else this one
+        course = (
+            here if (here / "nbgrader_config.py").is_file() and (here / "source").is_dir() else ROOT
+        )
+        return generate(args.ids, course)
     if args.command == "grade-ui":
         cmd = grade_ui_command(port=args.port)
         print(" ".join(cmd), flush=True)

@@ -94,3 +94,30 @@ def test_an_added_english_cell_names_the_korean_cells_and_english_still_builds(t
             strings = after[cid].get("strings") or {}
             assert all(strings.get(en) == ko for en, ko in entry["strings"].items()), cid
     assert '"teacher-note":  # TODO translate' in yaml_path.read_text(encoding="utf-8")
+
+
+def test_a_source_that_does_not_compile_generates_nothing_and_names_the_cell(tmp_path, capsys):
+    """A colon lost in the source (``def softmax(x, axis=-1)``): generate exits non-zero, names the
+    notebook, the cell and the line, and leaves notebooks/ and the exercise table as they
+    were, byte for byte (before, it printed "generated" and the table lost the function)."""
+    root = _course(tmp_path)
+    (root / "helpers" / "teacher").mkdir(parents=True)
+    table = root / "helpers" / "teacher" / "exercises.json"
+    shutil.copy2(kit.REPO / "helpers" / "teacher" / "exercises.json", table)
+    path = root / "source" / BASE / f"{BASE}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    header = "def softmax(x, axis=-1):"
+    index, cell = next((i, c) for i, c in enumerate(nb.cells, start=1) if header in c.source)
+    line = cell.source.splitlines().index(header) + 1
+    cell.source = cell.source.replace(header, header[:-1], 1)
+    nbformat.write(nb, path)
+    before, table_before = _digest(root / "notebooks"), table.read_bytes()
+    for ids in ([BASE], []):
+        assert cli.generate(ids, root=root) != 0
+        err = capsys.readouterr().err
+        grade_id = cell.metadata["nbgrader"]["grade_id"]
+        assert f"source/{BASE}/{BASE}.ipynb: cell {index} ({grade_id}), line {line}:" in err, err
+        assert "nothing generated" in err
+        assert _digest(root / "notebooks") == before
+        assert table.read_bytes() == table_before
+        assert not list(root.glob(".generate-*"))

@@ -267,7 +267,7 @@ def test_dask_cluster_with_a_postgresql_gradebook_equals_a_local_run(
     local, first, _, outputs, _ = local_class
     course = _copy_class(local, tmp_path / "course")
     url = postgres.new_database("scale_dask")
-    out = _cli(course, "autograde", A, "--scheduler", "local:2", "--db", url)
+    out = _cli(course, "autograde", A, "--scheduler", "local:2", "--db", url, "--unreleased")
     assert "Dask cluster local:2" in out and "no problems" in out, out
     assert f"graded {len(LOST)}/{len(LOST)} notebooks" in out
     assert _all_outputs(course) == outputs

@@ -150,7 +150,11 @@ def summary(nb, resources: dict) -> str:
             )
             row["score"] += float(grading.get("score") or 0.0)
             row["points"] += float(grading.get("points") or 0.0)
-            if record.get("unfinished"):
+            if record.get("stopped") == "timed out":
+                row["said"] = tr("did not finish in time (stopped)")
+            elif record.get("stopped") == "crashed":
+                row["said"] = tr("ended the grading process (crashed)")
+            elif record.get("unfinished"):
                 row["said"] = tr("not written yet")
             elif record.get("mistake") and not row["said"]:
                 mistake = record["mistake"]

@@ -139,6 +139,7 @@ class _Session:
         self.defined = {n for c in cells for n in c.names}
         self.learner = standins.learner_calls(c.code for c in cells)
         self.failed: dict[str, str] = {}  # grade id -> what went wrong
+        self.stopped: dict[str, str] = {}  # grade id -> "timed out" or "crashed" (of failed)
         self.timeouts: list[str] = []  # what was stopped for running past its time limit
         self.worker: Worker | None = None
         self.problem: str | None = None  # grading cannot go on at all
@@ -174,6 +175,15 @@ class _Session:
     def spent(self) -> bool:
         """Whether the notebook's budget is spent."""
         return time.monotonic() >= self.end
+
+    def stopped_of(self, name: str) -> str:
+        """ "timed out" or "crashed" when the answer cell that defines ``name`` was stopped
+        for time or ended the grading process while it loaded; else ""."""
+        for cell in self.cells:
+            mine = name in cell.names or cell.grade_id == f"answer_{name}"
+            if mine and cell.grade_id in self.stopped:
+                return self.stopped[cell.grade_id]
+        return ""
 
     def ready(self) -> Worker | None:
         """The loaded worker (started when needed), or None with ``problem`` set."""
@@ -218,6 +228,7 @@ class _Session:
                 if problem is not None:
                     self.failed[cell.grade_id] = problem
                 if reply.get("timeout"):
+                    self.stopped[cell.grade_id] = "timed out"
                     self.timeouts.append(
                         f"the answer cell {cell.grade_id} did not finish within "
                         f"{CELL_TIMEOUT:.0f} s"
@@ -230,11 +241,13 @@ class _Session:
             if self.spent():
                 for cell in pending:
                     self.failed[cell.grade_id] = _out_of_time()
+                    self.stopped[cell.grade_id] = "timed out"
                 self.timeouts.append(
                     f"the answer cells did not finish within the notebook's {NOTEBOOK_BUDGET:.0f} s"
                 )
                 return
             self.failed[pending[0].grade_id] = _cell_timeout()
+            self.stopped[pending[0].grade_id] = "timed out"
             self.timeouts.append(
                 f"the answer cell {pending[0].grade_id} did not finish within {CELL_TIMEOUT:.0f} s"
             )
@@ -246,6 +259,7 @@ class _Session:
             self.failed[pending[0].grade_id] = tr(
                 "it ended the grading process ({error})", error=exc
             )
+            self.stopped[pending[0].grade_id] = "crashed"
 
     def lost(self) -> None:
         """The worker died or hung in a call: the next function gets a new one."""
@@ -323,18 +337,24 @@ def check_notebook(
     return report
 
 
-def _failed(plan: _Plan, problem: str, replay: str) -> FunctionResult:
+def _failed(plan: _Plan, problem: str, replay: str, stopped: str = "") -> FunctionResult:
     text = tr("{name} could not be graded: {problem}.", name=plan.check.name, problem=problem)
     return FunctionResult(
-        plan.check.name, False, message(plan.check, text, None, replay), None, len(plan.cases)
+        plan.check.name,
+        False,
+        message(plan.check, text, None, replay),
+        None,
+        len(plan.cases),
+        stopped=stopped,
     )
 
 
 def _grade(session: _Session, plan: _Plan, replay: str) -> FunctionResult:
-    worker = session.ready()  # loads the cells first: one that fails names its problem
+    # the cells are loaded first: a cell that hangs or crashes while loading is known then
+    worker = session.ready()
     problem = session.cell_problem_of(plan.check.name)
     if problem is not None:
-        return _failed(plan, problem, "")
+        return _failed(plan, problem, "", session.stopped_of(plan.check.name))
     if worker is None:
         problem = session.problem or tr("the answer cells could not be loaded")
         return _failed(plan, problem, replay)

@@ -48,6 +48,7 @@ from helpers.teacher.notebook import function_for_grade_id, nbgrader_meta
 from helpers.teacher.verdict import is_replay_line, named
 
 __all__ = [
+    "CRASHED_LOG",
     "GRADER_NOTE",
     "NOT_RUN_NOTE",
     "TIMED_OUT_LOG",
@@ -77,6 +78,8 @@ NOT_RUN_NOTE = "[not run while grading: this cell does not count towards the gra
 # How the log line begins that names the learner code stopped for running past its time
 # limit: ``autograde`` reads it from nbgrader's log to give the notebook the status "timed out".
 TIMED_OUT_LOG = "learner code timed out in "
+# The same for learner code that ended the grading process (the status "crashed").
+CRASHED_LOG = "learner code crashed in "
 # The grader's replay line (``verdict.is_replay_line``, in any language) names the teacher's
 # files, so learners do not see it (their message shows the failing case itself); the
 # teacher's log has it.
@@ -369,6 +372,11 @@ class IsolatedGrades(NbGraderPreprocessor):
         if report.timeouts:
             notebook = (resources or {}).get("nbgrader", {}).get("notebook", "the notebook")
             self.log.warning("%s%s: %s", TIMED_OUT_LOG, notebook, "; ".join(report.timeouts))
+        crashed = [r.name for r in report.results if getattr(r, "stopped", "") == "crashed"]
+        if crashed:
+            notebook = (resources or {}).get("nbgrader", {}).get("notebook", "the notebook")
+            said = "; ".join(f"{name} ended the grading process" for name in crashed)
+            self.log.warning("%s%s: %s", CRASHED_LOG, notebook, said)
         failed = [r.name for r in report.results if not r.passed]
         self.log.info(
             "isolated grades (seed %s): %d passed, failed: %s",
@@ -417,6 +425,7 @@ def verdict_record(result) -> dict:
         "score": float(result.score),
         "mistake": result.mistake,
         "unfinished": bool(getattr(result, "unfinished", False)),
+        "stopped": str(getattr(result, "stopped", "") or ""),  # "timed out", "crashed"
         "section": str(getattr(checks.CHECKS.get(result.name), "section", "") or ""),
     }
 

@@ -164,3 +164,29 @@ def functions_of(nb, label: str, checks) -> list[str]:
             if check.name not in names:
                 names.append(check.name)
     return names
+
+
+def syntax_errors(path: Path) -> list[str]:
+    """Every code cell of the notebook at ``path`` that does not compile, one line each:
+    ``<path>: cell <n> (<grade id>), line <k>: <message>`` (``n`` counts every cell from 1,
+    ``k`` the cell's own lines); magics and shell lines are left out, as the grader leaves
+    them out. A notebook that cannot be read is one line too."""
+    try:
+        nb, _label = read_notebook(path)
+    except NotebookError as exc:
+        return [str(exc)]
+    found = []
+    for index, cell in enumerate(nb.cells, start=1):
+        if cell.get("cell_type") != "code":
+            continue
+        src = cell.get("source", "")
+        body = _strip_magics("".join(src) if isinstance(src, list) else str(src))
+        try:
+            compile(body, f"{path}:cell {index}", "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            grade_id = nbgrader_meta(cell).get("grade_id")
+            which = f"cell {index}" + (f" ({grade_id})" if grade_id else "")
+            found.append(f"{path}: {which}, line {exc.lineno or 1}: {exc.msg}")
+        except (ValueError, RecursionError, MemoryError) as exc:
+            found.append(f"{path}: cell {index}: cannot be compiled ({type(exc).__name__})")
+    return found

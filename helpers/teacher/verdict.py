@@ -43,6 +43,9 @@ class FunctionResult:
     used: tuple[str, ...] = ()  # the other graded functions it called (reference stand-ins)
     unfinished: bool = False  # not written yet (NotImplementedError) or not defined
     warnings: tuple[str, ...] = ()  # what the learner's code warned while it was checked
+    # "timed out" (stopped for time) or "crashed" (it ended the grading process): the
+    # learner's code ran, so it is not "not written"; "" otherwise
+    stopped: str = ""
 
     @property
     def verdict(self) -> str:
@@ -372,6 +375,7 @@ def judge(check, cases: list, wants: list, outcomes: list, replay: str) -> Funct
         score=score,
         points=check.points,
         unfinished=bool(err.get("not_implemented") or err.get("missing")),
+        stopped="timed out" if err.get("timeout") else "crashed" if err.get("died") else "",
     )
 
 

@@ -47,6 +47,12 @@ def add_commands(sub) -> None:
     auto.add_argument("--jobs", type=int, default=None, help="parallel learners (default: cores)")
     auto.add_argument("--no-progress", action="store_true", help="no progress bar")
     auto.add_argument(
+        "--unreleased",
+        action="store_true",
+        help="also grade an assignment never released (not in the gradebook): by default "
+        "that is refused, as a typo would add a column of zeros",
+    )
+    auto.add_argument(
         "--scheduler",
         default=None,
         help="grade on a Dask cluster: its scheduler's address (tcp://host:8786), or local:N "
@@ -102,6 +108,7 @@ def run_command(args) -> int:
                 not args.no_progress,
                 db=args.db,
                 scheduler=args.scheduler,
+                unreleased=args.unreleased,
             )
             print(report.summary())
         elif args.command == "report":
@@ -112,6 +119,11 @@ def run_command(args) -> int:
             out = Path.cwd() / args.out if args.out else course / "grades.csv"
             rows = export_grades(course, out, args.ids, args.db)
             print(f"wrote {len(rows)} learner(s) to {out}")
+            columns = [k for k in (rows[0] if rows else {}) if f"{k} language" in rows[0]]
+            print(
+                f"grades: {len(rows)} learner(s), {len(columns)} assignment(s) "
+                f"({', '.join(columns) or 'none'})"
+            )
     except (ValueError, RuntimeError) as exc:
         print(f"{args.command}: {exc}", file=sys.stderr)
         return 2

@@ -135,3 +135,36 @@ def copy_course(src: Path, dest: Path, ids: Iterable[str] | None = None) -> Path
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"),
                 )
     return dest
+
+
+BACKUPS = "backups"  # in the course folder: what a regrade or a new feedback replaced
+
+
+def backup_folder(course: Path, what: str) -> Path:
+    """A new dated folder ``backups/<UTC time> <what>/`` of the course."""
+    import time
+
+    stamp = time.strftime("%Y-%m-%dT%H%M%SZ", time.gmtime())
+    folder = course / BACKUPS / f"{stamp} {what}"
+    n = 1
+    while folder.exists():
+        n += 1
+        folder = course / BACKUPS / f"{stamp} {what} {n}"
+    folder.mkdir(parents=True)
+    return folder
+
+
+def backup_gradebook(course: Path, db: str | None, folder: Path) -> Path | None:
+    """A consistent copy of the sqlite gradebook in ``folder`` (sqlite's online backup, the
+    write-ahead log included); None for another database (its own backups apply)."""
+    import sqlite3
+
+    src = course / "gradebook.db"
+    if db or not src.exists():
+        return None
+    dest = folder / "gradebook.db"
+    with sqlite3.connect(src, timeout=120) as conn, sqlite3.connect(dest) as out:
+        conn.backup(out)
+    conn.close()
+    out.close()
+    return dest

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from helpers.teacher.classroom import written
-from helpers.teacher.classroom.course import assignment_ids, course_id, db_url
-from helpers.teacher.classroom.steps import registered
+from helpers.teacher.classroom.course import course_id, db_url
+from helpers.teacher.classroom.steps import graded_ids
 from helpers.teacher.classroom.submissions import STATUSES
 from helpers.teacher.classroom.summary import REPORT_NAME, read_report
 
@@ -132,9 +132,7 @@ def export_grades(
 
     if not db and not (course / "gradebook.db").exists():
         raise ValueError(f"course has no gradebook.db yet (run autograde first): {course}")
-    ids = assignment_ids(course, ids)
-    known = registered(course, db)  # once: each call opens the gradebook
-    ids = [i for i in ids if i in known]
+    ids = graded_ids(course, ids, db)  # the editions the class took; none is an error
     bases = list(dict.fromkeys(split_assignment(i)[0] for i in ids))
     with Gradebook(db_url(course, db), course_id(course)) as gb:
         students = sorted(s.id for s in gb.students)

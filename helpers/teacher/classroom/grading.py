@@ -31,6 +31,8 @@ from helpers.teacher import sandbox
 from helpers.teacher.classroom import warm, written
 from helpers.teacher.classroom.course import (
     assignment_ids,
+    backup_folder,
+    backup_gradebook,
     course_id,
     course_root,
     db_url,
@@ -192,20 +194,23 @@ def _worker_grade(student: str, assignment: str) -> dict:
         "attempts": attempt,
         "seconds": time.perf_counter() - start,
         "timeouts": _timeouts(text),
+        "crashes": _timeouts(text, crashed=True),
     }
 
 
-def _timeouts(log: str) -> dict[str, str]:
+def _timeouts(log: str, crashed: bool = False) -> dict[str, str]:
     """``notebook -> what was stopped`` from the lines of nbgrader's log that say learner
-    code ran past its time limit (``nbgrader_plugin.TIMED_OUT_LOG``)."""
-    from helpers.teacher.nbgrader_plugin import TIMED_OUT_LOG
+    code ran past its time limit (``nbgrader_plugin.TIMED_OUT_LOG``), or with ``crashed``
+    ended the grading process (``CRASHED_LOG``)."""
+    from helpers.teacher.nbgrader_plugin import CRASHED_LOG, TIMED_OUT_LOG
 
+    marker = CRASHED_LOG if crashed else TIMED_OUT_LOG
     found: dict[str, list[str]] = {}
     for line in log.splitlines():
-        at = line.find(TIMED_OUT_LOG)
+        at = line.find(marker)
         if at < 0:
             continue
-        notebook, _, why = line[at + len(TIMED_OUT_LOG) :].partition(": ")
+        notebook, _, why = line[at + len(marker) :].partition(": ")
         found.setdefault(notebook.strip(), []).append(why.strip())
     return {nb: "; ".join(whys) + "; stopped, the rest was graded" for nb, whys in found.items()}
 
@@ -333,6 +338,7 @@ class Tally:
         task.ok, task.error = bool(out["ok"]), str(out["error"])
         task.attempts, task.seconds = int(out["attempts"]), float(out["seconds"])
         task.timeouts = dict(out.get("timeouts") or {})
+        task.crashes = dict(out.get("crashes") or {})
         self.stop(task)
         if task.seconds > 0:
             self.bar.durations.append(task.seconds)
@@ -383,6 +389,7 @@ def autograde(
     stream=None,
     db: str | None = None,
     scheduler: str | None = None,
+    unreleased: bool = True,
 ) -> ClassReport:
     """Autograde every learner's submissions, ``jobs`` at a time; never stops on one learner.
 
@@ -396,18 +403,26 @@ def autograde(
     and replay command of every notebook go to ``autograde_report.csv`` in the course.
     A submission that is missing, renamed, corrupt or whose grading fails scores 0 with one
     line saying why.
+
+    Before anything is graded: an id is resolved to the editions the class submitted
+    (``02_sincos`` grades ``02_sincos_ko`` when that is what was taken); an id nobody
+    submitted is an error, and so is one never released (not in the gradebook) when
+    ``unreleased`` is False (the command line's default: ``--unreleased`` allows it; this
+    function's default allows it, for scratch courses graded straight from ``submitted/``);
+    without ids, those never released are then skipped (the summary says so).
+    The extensions file and the due dates of the configuration are read, and a mistake in
+    them is an error. The gradebook and the autograded notebooks a regrade replaces are
+    copied to ``backups/<time> autograde/`` first.
     """
     from helpers.teacher import seeds
 
     course = course_root(course)
     url = db_url(course, db)
-    ids = list(ids or [])
-    if not ids:  # every assignment somebody submitted
-        ids = [a for a in assignment_ids(course) if any(course.glob(f"submitted/*/{a}"))]
-    ids = assignment_ids(course, ids)
     jobs = (os.cpu_count() or 1) if jobs is None else jobs
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
+    ids, skipped = choose(course, ids, db, unreleased)
+    check_late_config(course)
     stream = stream if stream is not None else sys.stderr
     note = sandbox.reason_unavailable()
     if note:
@@ -417,11 +432,12 @@ def autograde(
             )
         print(sandbox.warning_text(note), file=stream, flush=True)
     start = time.perf_counter()
+    tasks = _submissions(course, ids, students)
+    backup = backup_before_regrade(course, db, tasks)
     if not scheduler:
         warm.start()  # the workers' server loads nbgrader while this process registers
     register(course, ids, db)
     wal(course, db)
-    tasks = _submissions(course, ids, students)
     key, cid = seeds.secret(course), course_id(course)  # the secret exists before any worker
     runnable = []
     for task in tasks:
@@ -467,11 +483,101 @@ def autograde(
     )
     report.notebook_scores, report.notebook_max, report.log_path = per_notebook, nb_max, log
     report.waiting = written.waiting(url, course_id(course), ids, [t.student for t in runnable])
+    report.skipped, report.backup = skipped, backup
     report.write_csv(course / REPORT_NAME)
     phases["bookkeeping"] = time.perf_counter() - start - sum(phases.values())
     report.phases = phases
     report.seconds = time.perf_counter() - start
     return report
+
+
+def choose(
+    course: Path, ids: Iterable[str] | None, db: str | None, unreleased: bool = False
+) -> tuple[list[str], list[str]]:
+    """The assignments to grade and what was left out and why (one phrase each).
+
+    An id asked for stands for each of its editions somebody submitted (``submitted/*/<id>``);
+    one that nobody submitted in any edition is an error, and so is one never released (its
+    cells are not in the gradebook) unless ``unreleased``. Without ids: every assignment
+    somebody submitted, less those never released (skipped, unless ``unreleased``)."""
+    from helpers.i18n import split_assignment
+    from helpers.teacher.classroom.steps import editions, registered
+
+    asked = list(ids or [])
+    submitted = [a for a in assignment_ids(course) if any(course.glob(f"submitted/*/{a}"))]
+    if asked:
+        chosen = [a for a in editions(course, asked) if a in submitted]
+        for wanted in asked:
+            base = split_assignment(wanted)[0]
+            if not any(split_assignment(a)[0] == base for a in chosen):
+                raise ValueError(
+                    f"nobody submitted {wanted} (no submitted/*/<id> of "
+                    f"{', '.join(editions(course, [base]))}): nothing to grade"
+                )
+    else:
+        chosen = submitted
+        if not chosen:
+            raise ValueError(f"nothing submitted in {course / 'submitted'}: collect first")
+    released = registered(course, db)
+    never = [a for a in chosen if a not in released]
+    if never and not unreleased:
+        if asked:
+            raise ValueError(
+                f"{', '.join(never)} was never released (not in the gradebook): a typo? "
+                "release it first, or pass --unreleased to grade what is in submitted/"
+            )
+        chosen = [a for a in chosen if a not in never]
+        skipped = [f"{a} (never released; --unreleased grades it)" for a in never]
+        if not chosen:
+            raise ValueError(
+                f"nothing released was submitted: {', '.join(never)} never released "
+                "(--unreleased grades them)"
+            )
+        return chosen, skipped
+    return chosen, []
+
+
+def check_late_config(course: Path) -> None:
+    """Read the extensions file and the due dates as grading will, before anything is
+    graded: a mistake in them is an error now, not a class scored 0."""
+    from helpers.teacher.classroom.late import parse_due, read_extensions
+
+    cfg = load_config(course)
+    name = str(cfg.ApplyDueDates.get("extensions_file", "extensions.csv"))
+    path = Path(name) if Path(name).is_absolute() else course / name
+    found = read_extensions(path)
+    for assignment, text in dict(cfg.ApplyDueDates.get("duedates", {})).items():
+        try:
+            parse_due(text)
+        except ValueError as exc:
+            raise ValueError(f"c.ApplyDueDates.duedates[{assignment!r}]: {exc}") from None
+    known = set(assignment_ids(course))
+    strangers = sorted({a for _s, a in found if a not in known})
+    if strangers:
+        raise ValueError(
+            f"extensions file {path} names assignment(s) the course does not have: "
+            f"{', '.join(strangers)} (the course's are {', '.join(sorted(known))})"
+        )
+
+
+def backup_before_regrade(course: Path, db: str | None, tasks: list[Task]) -> Path | None:
+    """Before a regrade replaces them: the gradebook and every ``autograded/<learner>/<id>``
+    of ``tasks`` that exists, copied to a dated folder of ``backups/``; None when nothing
+    would be replaced (a first grading)."""
+    import shutil
+
+    old = [
+        course / "autograded" / t.student / t.assignment
+        for t in tasks
+        if (course / "autograded" / t.student / t.assignment).is_dir()
+    ]
+    if not old:
+        return None
+    folder = backup_folder(course, "autograde")
+    backup_gradebook(course, db, folder)
+    for path in old:
+        shutil.copytree(path, folder / path.relative_to(course))
+    return folder
 
 
 def list_unreadable(course: Path, url: str, tasks: Iterable[Task]) -> int:

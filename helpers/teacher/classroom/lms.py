@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from helpers.teacher.classroom import written
-from helpers.teacher.classroom.course import assignment_ids, course_id, db_url, load_config
+from helpers.teacher.classroom.course import course_id, db_url, load_config
 from helpers.teacher.classroom.grades import notebook_rows, statuses
-from helpers.teacher.classroom.steps import registered
+from helpers.teacher.classroom.steps import graded_ids
 
 FORMATS = ("canvas", "moodle", "csv")
 DEFAULT_NAMES = {
@@ -198,8 +198,7 @@ def gradebook_entries(course: Path, ids=None, db: str | None = None) -> Gradeboo
 
     if not db and not (course / "gradebook.db").exists():
         raise ValueError(f"course has no gradebook.db yet (run autograde first): {course}")
-    known = registered(course, db)  # once: each call opens the gradebook
-    ids = [i for i in assignment_ids(course, ids) if i in known]
+    ids = graded_ids(course, ids, db)  # the editions the class took; none is an error
     bases = list(dict.fromkeys(split_assignment(i)[0] for i in ids))
     raw: dict[tuple[str, str], tuple[float, float, int]] = {}  # score, penalty, waiting
     maxima: dict[str, float] = {}

@@ -31,8 +31,8 @@ from pathlib import Path
 
 from helpers.i18n import speaking, split_assignment, tr
 from helpers.teacher.classroom import written
-from helpers.teacher.classroom.course import assignment_ids, course_id, db_url
-from helpers.teacher.classroom.steps import registered
+from helpers.teacher.classroom.course import course_id, db_url
+from helpers.teacher.classroom.steps import graded_ids
 from helpers.teacher.classroom.submissions import NOT_SUBMITTED, is_stand_in
 from helpers.teacher.classroom.summary import REPORT_NAME, read_report
 from helpers.teacher.pages import NO_SCRIPT_META
@@ -51,6 +51,8 @@ class FunctionStats:
     partial: list[str] = field(default_factory=list)
     zero: list[str] = field(default_factory=list)
     unfinished: list[str] = field(default_factory=list)
+    # learner -> "timed out" or "crashed": their code ran and was stopped (not unfinished)
+    stopped: dict[str, str] = field(default_factory=dict)
 
     @property
     def learners(self) -> int:
@@ -129,8 +131,7 @@ def build(course: Path, ids=None, db: str | None = None) -> list[AssignmentRepor
     from helpers.teacher.notebook import function_for_grade_id
 
     book = lms.gradebook_entries(course, ids, db)
-    known = registered(course, db)  # once: each call opens the gradebook
-    chosen = [i for i in assignment_ids(course, ids) if i in known]
+    chosen = graded_ids(course, ids, db)
     report_rows = read_report(course / REPORT_NAME)
     reports = []
     with Gradebook(db_url(course, db), course_id(course)) as gb:
@@ -176,6 +177,8 @@ def build(course: Path, ids=None, db: str | None = None) -> list[AssignmentRepor
                             got + float(grade.score or 0),
                             bool(record.get("unfinished")) or _,
                         )
+                        if record.get("stopped") in ("timed out", "crashed"):
+                            stats.stopped[student] = record["stopped"]
                         if record.get("mistake"):
                             who = rep.mistakes.setdefault((name, record["mistake"]), [])
                             if student not in who:
@@ -184,7 +187,7 @@ def build(course: Path, ids=None, db: str | None = None) -> list[AssignmentRepor
                 stats = rep.functions[name]
                 kind = FULL if top and got >= top - 1e-9 else PARTIAL if got > 0 else ZERO
                 getattr(stats, kind).append(student)
-                if unfinished:
+                if unfinished and student not in stats.stopped:
                     stats.unfinished.append(student)
             rep.problems = [
                 r
@@ -206,13 +209,32 @@ def _png(fig) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+def distribution_bins(rep: AssignmentReport) -> tuple[list[float], list[int]]:
+    """The histogram of the learners' scores: bin edges (a tenth of the maximum wide, from 0
+    or the lowest score, on past the maximum when extra credit took a score above it) and
+    the number of learners in each bin; a bin holds its upper edge (the full score is in the
+    bin that ends at the maximum, a score above it in a bin past it)."""
+    import math
+
+    values = [float(v) for v in rep.scores.values() if v is not None]
+    top = rep.max_score or max(values, default=1.0) or 1.0
+    step = top / 10
+    low = min(0.0, math.floor(min(values, default=0.0) / step) * step)
+    high = max(top, math.ceil(max(values, default=0.0) / step - 1e-9) * step)
+    edges = [low + i * step for i in range(round((high - low) / step) + 1)]
+    counts = [0] * (len(edges) - 1)
+    for v in values:
+        counts[min(max(math.ceil((v - low) / step - 1e-9) - 1, 0), len(counts) - 1)] += 1
+    return edges, counts
+
+
 def distribution_png(rep: AssignmentReport) -> str:
-    """The score distribution of the learners who submitted, as base64 PNG."""
+    """The score distribution of the learners who submitted, as base64 PNG (scores above the
+    maximum, extra credit, included; the maximum marked)."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
-    import numpy as np
 
     from helpers import fonts
 
@@ -220,10 +242,19 @@ def distribution_png(rep: AssignmentReport) -> str:
         fonts.ensure()
     values = [v for v in rep.scores.values() if v is not None]
     top = rep.max_score or max(values, default=1.0) or 1.0
+    edges, counts = distribution_bins(rep)
     fig, ax = plt.subplots(figsize=(6.4, 3.2))
-    bins = np.linspace(0, top, 11)
-    ax.hist(values, bins=bins, color="#3b6ea8", edgecolor="white")
-    ax.set_xlim(0, top)
+    ax.bar(
+        edges[:-1],
+        counts,
+        width=edges[1] - edges[0],
+        align="edge",
+        color="#3b6ea8",
+        edgecolor="white",
+    )
+    if edges[-1] > top:
+        ax.axvline(top, color="#555555", linestyle="--", linewidth=1)
+    ax.set_xlim(edges[0], edges[-1])
     ax.set_xlabel(tr("score (points of {top})", top=f"{top:g}"))
     ax.set_ylabel(tr("learners"))
     ax.set_title(tr("{assignment}: score distribution", assignment=rep.base))
@@ -369,6 +400,17 @@ def assignment_page(rep: AssignmentReport) -> str:
             for f in rep.unfinished()
         ]
         parts.append(_table([tr("function"), tr("learners"), tr("who")], rows))
+        parts.append(f"<h2>{_e(tr('Stopped while grading (timed out or crashed)'))}</h2>")
+        rows = [
+            [
+                f"<code>{_e(f.name)}</code>",
+                str(len(f.stopped)),
+                _e(", ".join(f"{s} ({_stopped(kind)})" for s, kind in sorted(f.stopped.items()))),
+            ]
+            for f in rep.functions.values()
+            if f.stopped
+        ]
+        parts.append(_table([tr("function"), tr("learners"), tr("who")], rows))
         parts.append(f"<h2>{_e(tr('Notebooks not graded cleanly'))}</h2>")
         rows = [
             [_e(r["student_id"]), _e(r["notebook"]), _e(r["status"]), _e(r.get("reason", ""))]
@@ -379,6 +421,11 @@ def assignment_page(rep: AssignmentReport) -> str:
         rows = [[_e(s), _e(n), f"<code>{_e(c)}</code>"] for s, n, c in rep.waiting]
         parts.append(_table([tr("learner"), tr("notebook"), tr("cell")], rows))
         return _page(title, "\n".join(parts), rep.language)
+
+
+def _stopped(kind: str) -> str:
+    """How a function was stopped while grading, in the page's language."""
+    return tr("timed out") if kind == "timed out" else tr("crashed")
 
 
 def index_page(reports: list[AssignmentReport]) -> str:
@@ -418,10 +465,12 @@ def write(course: Path, ids=None, db: str | None = None, out: Path | None = None
     """Write ``index.html`` and one page per assignment to ``out`` (default: the course's
     ``reports/``); returns the index."""
     out = Path(out) if out is not None else course / OUT_NAME
+    asked = {split_assignment(a)[0] for a in graded_ids(course, ids, db)}  # errors first
+    reports = build(course, None, db)  # the index lists every assignment graded
     out.mkdir(parents=True, exist_ok=True)
-    reports = build(course, ids, db)
     for rep in reports:
-        (out / f"{rep.base}.html").write_text(assignment_page(rep), encoding="utf-8")
+        if rep.base in asked:
+            (out / f"{rep.base}.html").write_text(assignment_page(rep), encoding="utf-8")
     index = out / "index.html"
     index.write_text(index_page(reports), encoding="utf-8")
     return index
@@ -441,5 +490,8 @@ def add_command(sub) -> None:
 def run(course: Path, args) -> int:
     """Write the report from parsed arguments and print where it is."""
     out = None if args.out is None else Path(os.getcwd()) / args.out
-    print(f"class report: {write(course, args.ids, args.db, out)}")
+    index = write(course, args.ids, args.db, out)
+    print(f"class report: {index}")
+    pages = sorted({split_assignment(a)[0] for a in graded_ids(course, args.ids, args.db)})
+    print(f"report: {len(pages)} assignment page(s) written ({', '.join(pages)}) and the index")
     return 0

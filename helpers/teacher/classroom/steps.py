@@ -23,6 +23,7 @@ from pathlib import Path
 from helpers.teacher.classroom.course import (
     DB_TIMEOUT_S,
     assignment_ids,
+    backup_folder,
     course_id,
     db_url,
     is_sqlite,
@@ -52,6 +53,54 @@ def registered(course: Path, db: str | None = None) -> set[str]:
             .distinct()
         )
         return {name for (name,) in gb.db.execute(query)}
+
+
+def editions(course: Path, ids: Iterable[str]) -> list[str]:
+    """Every language edition in ``source/`` of each id (``02_sincos`` -> ``02_sincos``,
+    ``02_sincos_ko``), in ``source/`` order; an unknown id is an error."""
+    from helpers.i18n import split_assignment
+
+    wanted = {split_assignment(i)[0] for i in assignment_ids(course, ids)}
+    return [a for a in assignment_ids(course) if split_assignment(a)[0] in wanted]
+
+
+def submissions_in_gradebook(course: Path, db: str | None = None) -> dict[str, int]:
+    """``assignment -> number of submissions`` of the gradebook (registered ones only)."""
+    if not db and not (course / "gradebook.db").exists():
+        return {}
+    from nbgrader.api import Gradebook
+
+    venv_on_path()
+    with Gradebook(db_url(course, db), course_id(course)) as gb:
+        return {a.name: len(a.submissions) for a in gb.assignments if a.notebooks}
+
+
+def graded_ids(course: Path, ids: Iterable[str] | None = None, db: str | None = None) -> list[str]:
+    """The assignments to read grades of: each id asked for resolved to the editions the
+    class took (``02_sincos`` when the class took ``02_sincos_ko``), or every assignment of
+    the gradebook. An unknown id, an id that nobody submitted in any edition, or a course
+    with nothing graded is an error (a column of zeros would say otherwise)."""
+    from helpers.i18n import split_assignment
+
+    asked = list(ids or [])
+    taken = submissions_in_gradebook(course, db)
+    if not asked:
+        chosen = [a for a in assignment_ids(course) if a in taken]
+        if not any(taken.get(a) for a in chosen):
+            raise ValueError(
+                f"nothing graded yet in {course}: no submission is in the gradebook "
+                "(collect and autograde first)"
+            )
+        return chosen
+    chosen = [a for a in editions(course, asked) if taken.get(a)]
+    for wanted in asked:
+        base = split_assignment(wanted)[0]
+        if not any(split_assignment(a)[0] == base for a in chosen):
+            raise ValueError(
+                f"{wanted}: no submission of any edition ({', '.join(editions(course, [base]))}) "
+                "is in the gradebook: collect and autograde it first"
+            )
+    return chosen
 
 
 def wal(course: Path, db: str | None) -> None:
@@ -102,11 +151,51 @@ def _db_args(db: str | None) -> list[str]:
     return [f"--db={db}"] if db else []
 
 
+def check_code(course: Path, ids: Iterable[str]) -> None:
+    """Every code cell of ``source/<id>`` and ``notebooks/<id>`` compiles; else a
+    ``ValueError`` names each notebook, cell and line that does not."""
+    from helpers.teacher.notebook import syntax_errors
+
+    errors = [
+        line
+        for assignment in ids
+        for top in ("source", "notebooks")
+        for path in sorted((course / top / assignment).glob("*.ipynb"))
+        for line in syntax_errors(path)
+    ]
+    if errors:
+        raise ValueError(
+            "cells that do not compile (fix source/, then `make notebooks`); nothing "
+            "released:\n  " + "\n  ".join(errors)
+        )
+
+
+def outbound(exchange: Path, course: Path, assignment: str) -> Path:
+    """Where nbgrader's exchange keeps the released ``assignment`` of this course."""
+    return exchange / course_id(course) / "outbound" / assignment
+
+
 def release(course: Path, ids: Iterable[str], exchange: Path, db: str | None = None) -> None:
-    """Register the assignments and release ``notebooks/<id>`` to the exchange."""
+    """Register the assignments and release ``notebooks/<id>`` to the exchange.
+
+    Every notebook is checked first (its code cells compile, ``check_code``): a broken one
+    releases nothing. A re-release first copies what the exchange held to
+    ``backups/<time> release/``. Ends with one line of counts."""
     ids = assignment_ids(course, ids)
+    check_code(course, ids)
+    missing = [a for a in ids if not any((course / "notebooks" / a).glob("*.ipynb"))]
+    if missing:
+        raise ValueError(
+            f"no notebooks/<id> for {', '.join(missing)}: `make notebooks` first; nothing released"
+        )
     register(course, ids, db)
     exchange.mkdir(parents=True, exist_ok=True)
+    again = [a for a in ids if outbound(exchange, course, a).is_dir()]
+    if again:
+        folder = backup_folder(course, "release")
+        for assignment in again:
+            shutil.copytree(outbound(exchange, course, assignment), folder / assignment)
+        print(f"released before: {', '.join(again)}; what the exchange held is in {folder}")
     for assignment in ids:
         nbgrader(
             ["release_assignment", assignment, "--force", *_db_args(db)],
@@ -114,6 +203,7 @@ def release(course: Path, ids: Iterable[str], exchange: Path, db: str | None = N
             exchange=exchange,
         )
         print(f"released {assignment} to {exchange}")
+    print(f"release: {len(ids)} released ({len(again)} of them again), 0 skipped")
 
 
 def collect(course: Path, ids: Iterable[str], exchange: Path, db: str | None = None) -> None:
@@ -148,15 +238,30 @@ def feedback(
 
     nbgrader writes the pages of the autograded notebooks; a notebook that scored 0 without
     being graded (unreadable, saved under another name, a grading that failed) gets a page
-    saying why (``feedback_page``), in the same place, released the same way."""
-    for assignment in assignment_ids(course, ids):
+    saying why (``feedback_page``), in the same place, released the same way.
+
+    Pages that exist already are copied to ``backups/<time> feedback/`` before they are
+    made again. Without an exchange the pages are generated and not released, and the last
+    line says how to release them. Ends with one line of counts."""
+    asked = list(ids or [])
+    chosen = editions(course, asked) if asked else assignment_ids(course)
+    made, released, skipped, learners = [], [], [], set()
+    old = [p for a in chosen for p in sorted((course / "feedback").glob(f"*/{a}")) if p.is_dir()]
+    if old:
+        folder = backup_folder(course, "feedback")
+        for path in old:
+            shutil.copytree(path, folder / path.relative_to(course))
+        print(f"feedback made before is in {folder}")
+    for assignment in chosen:
         graded = any((course / "autograded").glob(f"*/{assignment}/*.ipynb"))
         if graded:
             nbgrader(["generate_feedback", assignment, "--force", *_db_args(db)], cwd=course)
         pages = zero_pages(course, assignment)
         if not graded and not pages:
-            print(f"nothing autograded for {assignment}: no feedback")
+            skipped.append(assignment)
             continue
+        made.append(assignment)
+        learners |= {p.parent.name for p in (course / "feedback").glob(f"*/{assignment}")}
         if exchange is not None:
             proc = nbgrader(
                 ["release_feedback", assignment, *_db_args(db)], cwd=course, exchange=exchange
@@ -164,8 +269,28 @@ def feedback(
             for line in (proc.stdout + proc.stderr).splitlines():  # SafeReleaseFeedback's
                 if " not released: " in line:
                     print(line.split("] ", 1)[-1])
+            released.append(assignment)
         extra = f" ({len(pages)} page(s) for notebooks that scored 0 ungraded)" if pages else ""
-        print(f"feedback of {assignment} generated{extra}{' and released' if exchange else ''}")
+        done = " and released" if exchange else ", not released"
+        print(f"feedback of {assignment} generated{extra}{done}")
+    if asked and not made:
+        raise ValueError(
+            f"nothing autograded for {', '.join(asked)} (any edition): autograde first; "
+            "no feedback generated"
+        )
+    line = (
+        f"feedback: {len(made)} assignment(s) generated for {len(learners)} learner(s), "
+        f"{len(released)} released, {len(skipped)} skipped"
+    )
+    if skipped:
+        line += f" (nothing autograded: {', '.join(skipped)})"
+    if exchange is None and made:
+        line += (
+            "; generated, not released: no exchange. Release with "
+            f"`python -m helpers feedback {' '.join(made)} --exchange DIR` "
+            "(or PE_COURSE_EXCHANGE=DIR make feedback)"
+        )
+    print(line)
 
 
 def zero_pages(course: Path, assignment: str) -> list[Path]:

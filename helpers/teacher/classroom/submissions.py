@@ -3,7 +3,7 @@
 ``check_submission`` says, before grading, what is wrong with a learner's submitted folder
 (a notebook missing, unreadable, or with cells deleted). A ``Task`` is one learner's
 assignment to grade and what came of it; ``Task.outcome`` gives each notebook's status
-(``STATUSES``: graded, repaired, timed out, unreadable, missing, failed) and why.
+(``STATUSES``: graded, repaired, timed out, crashed, unreadable, missing, failed) and why.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def _graded_cells(nb) -> list[str]:
 
 
 # How a submitted notebook came through autograde, from the least to the most serious.
-STATUSES = ("graded", "repaired", "timed out", "unreadable", "missing", "failed")
+STATUSES = ("graded", "repaired", "timed out", "crashed", "unreadable", "missing", "failed")
 NOT_SUBMITTED = "not submitted"
 
 
@@ -103,6 +103,7 @@ class Task:
     notebooks: list[str] = field(default_factory=list)  # the assignment's, from source/
     findings: list[Finding] = field(default_factory=list)  # before grading
     timeouts: dict[str, str] = field(default_factory=dict)  # notebook -> what was stopped
+    crashes: dict[str, str] = field(default_factory=dict)  # notebook -> what ended grading
 
     def outcome(self) -> list[Finding]:
         """The status of each notebook after grading, and why."""
@@ -117,6 +118,8 @@ class Task:
             if not self.ok:
                 why = f"grading failed (nbgrader: {self.error or 'no reason given'})"
                 out.append(Finding(nb, "failed", "; ".join([*reasons, why])))
+            elif nb in self.crashes:
+                out.append(Finding(nb, "crashed", "; ".join([self.crashes[nb], *reasons])))
             elif nb in self.timeouts:
                 out.append(Finding(nb, "timed out", "; ".join([self.timeouts[nb], *reasons])))
             else:

@@ -39,6 +39,8 @@ class ClassReport:
     log_path: Path | None = None
     # (learner, assignment, notebook) -> its written answers that wait for the teacher
     waiting: dict[tuple[str, str, str], written.Waiting] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)  # assignments left out, and why
+    backup: Path | None = None  # where what the regrade replaced was copied
     # seconds of each step: registering, grading, bookkeeping (settle, scores, counts, CSV)
     phases: dict[str, float] = field(default_factory=dict)
 
@@ -55,6 +57,7 @@ class ClassReport:
             else:
                 lines += [f"{where}: {p}" for p in t.problems]
                 lines += [f"{where}: {nb}: timed out: {why}" for nb, why in t.timeouts.items()]
+                lines += [f"{where}: {nb}: crashed: {why}" for nb, why in t.crashes.items()]
         return lines
 
     def counted(self) -> set[tuple[str, str, str]]:
@@ -114,7 +117,24 @@ class ClassReport:
             lines += [f"  {line}" for line in failures]
         else:
             lines.append("no problems")
+        if self.backup is not None:
+            lines.append(f"the gradebook and the graded notebooks replaced: {self.backup}")
+        lines.append(self.counts())
         return "\n".join(lines)
+
+    def counts(self) -> str:
+        """The last line: how many graded, scored 0 ungraded, not submitted, and skipped."""
+        submitted = self.submitted()
+        ok = sum(t.ok for t in submitted)
+        said = [
+            f"{ok} graded",
+            f"{len(submitted) - ok} scored 0 ungraded",
+            f"{len(self.tasks) - len(submitted)} not submitted",
+        ]
+        skipped = f"{len(self.skipped)} assignment(s) skipped"
+        if self.skipped:
+            skipped += f": {'; '.join(self.skipped)}"
+        return f"autograde: {', '.join(said)}; {skipped}"
 
     def rows(self) -> list[dict]:
         """One row per (learner, assignment, notebook) of ``REPORT_COLUMNS``."""
