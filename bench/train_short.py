@@ -43,7 +43,8 @@ def main(argv: list[str] | None = None) -> dict:
         for name in runs[-1]["excess"]:
             print(
                 f"  {name:>10}: {runs[-1]['train_s'][name]:6.1f} s, "
-                f"{runs[-1]['ms_per_step'][name]:6.1f} ms/step, excess "
+                f"{runs[-1]['ms_per_step'][name]:6.1f} ms/step "
+                f"({runs[-1]['cpu_ms_per_step'][name]:.1f} ms of CPU), excess "
                 + " ".join(f"{runs[-1]['excess'][name][k]:+.3f}" for k in train.FACTORS)
             )
     names = list(runs[0]["excess"])
