@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
+    "MAX_WIDTH",
     "Picture",
     "distance_by_length_figure",
     "layout_figure",
@@ -82,6 +83,12 @@ class Picture:
         return f"Picture({(suptitle or '; '.join(titles) or 'figure')!r})"
 
 
+# The widest a figure is shown, in CSS pixels: narrower than a notebook's output in a
+# 1400-pixel window with the file browser open, so the page never shrinks it and its text
+# stays as large as its font sizes say (8 points and up: 10 CSS pixels and up).
+MAX_WIDTH = 860
+
+
 def _figure(figsize: tuple[float, float], layout: str | None = "constrained") -> Figure:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -89,7 +96,8 @@ def _figure(figsize: tuple[float, float], layout: str | None = "constrained") ->
     from helpers import fonts
 
     fonts.ensure()  # Hangul in Korean titles and labels
-    fig = Figure(figsize=figsize, layout=layout)
+    width, height = figsize
+    fig = Figure(figsize=(min(width, MAX_WIDTH / Picture.dpi), height), layout=layout)
     FigureCanvasAgg(fig)
     return fig
 
@@ -239,7 +247,7 @@ def ratio_figure(ds: Sequence[int], unscaled: Sequence[float], scaled: Sequence[
     ax.set_ylabel(tr("mean word norm / sqrt(d/2)"))
     ax.set_title(tr("How loud the words are against the positions"))
     ax.legend(loc="upper left", fontsize="small")
-    ax.set_ylim(0.02, 8)
+    ax.set_ylim(0.02, 40)  # room for the legend above the labels of the bars
     return Picture(fig)
 
 

@@ -7,9 +7,11 @@ cells are run from JupyterLab's Run menu. For the explorer of every notebook:
 - layout: every slider track is at least 200 px wide, the controls wrap onto rows inside
   the output (checkboxes and text boxes visible), and neither the notebook nor the
   explorer's output has a horizontal scrollbar;
-- latency: one or two of its sliders are set by typing into the readout and pressing
-  Enter, and the time from the key press to the new image decoded in the page is printed
-  (a measurement, not an assertion: the machine may be busy);
+- latency: one or two of its sliders are set by typing into the number box beside it and
+  pressing Enter, and the time from the key press to the new image decoded in the page is
+  printed (a measurement, not an assertion: the machine may be busy);
+- text: the page's scale of the figure (its width on the page over its own CSS width) times
+  the size of each of its texts is at least 10 CSS pixels, and no two texts overlap;
 - screenshots of the explorer and the page go to ``artifacts/browser/`` (git-ignored).
 
 For 02_sincos, the screenshots of the figure before and after a move of ``d`` must differ.
@@ -17,6 +19,7 @@ For 02_sincos, the screenshots of the figure before and after a move of ``d`` mu
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import json
 import os
@@ -33,8 +36,11 @@ import numpy as np
 import pytest
 
 from helpers.teacher.classroom.course import copy_course
+from helpers.widgets.base import Explorer
 from tests import classroom_kit as kit
-from tests import rehearsal
+from tests import figure_text, rehearsal
+
+bench = importlib.import_module("bench.widget_update")
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -267,10 +273,20 @@ def _slider(page, explorer, label: str):
     )
 
 
+def _box(page, explorer, label: str):
+    """The number box beside the slider ``label``."""
+    return (
+        explorer.locator(".pe-control")
+        .filter(has=page.get_by_text(label, exact=True))
+        .first.locator(".pe-value input")
+        .first
+    )
+
+
 def _set(page, explorer, image, label: str, value: str) -> tuple[float, float]:
-    """Type ``value`` into the readout of the slider ``label``; ms from Enter to the first
+    """Type ``value`` into the box beside the slider ``label``; ms from Enter to the first
     new picture decoded in the page, and to the last one (a large ALiBi move sends two)."""
-    readout = _slider(page, explorer, label).locator(".widget-readout").first
+    readout = _box(page, explorer, label)
     readout.click()
     page.keyboard.press("Control+A")
     page.keyboard.type(value)
@@ -310,7 +326,7 @@ def test_explorer_layout_and_latency(lab, browser, assignment):
         explorer.screenshot(path=str(ARTIFACTS / f"{assignment}-explorer.png"))
         latencies = {}
         for label, values in MOVES.get(assignment, []):
-            start = _slider(page, explorer, label).locator(".widget-readout").inner_text()
+            start = _box(page, explorer, label).input_value()
             times = []
             for i in range(REPEAT):
                 times.append(_set(page, explorer, image, label, values[i % 2]))
@@ -359,6 +375,25 @@ def test_explorer_layout_and_latency(lab, browser, assignment):
     assert layout["image"]["natural"] >= 1.9 * layout["image"]["width"], (
         f"the picture has about 2 device pixels per CSS pixel: {layout['image']}"
     )
+    # the figure's texts as the page shows them: their size in the figure times the page's
+    # scale of the picture (its CSS width over the figure's own), at the largest sizes
+    scale = layout["image"]["width"] / (layout["image"]["natural"] / Explorer.scale)
+    print(f"{assignment}: the page shows the figure at {scale:.3f} of its own size")
+    problems = []
+    for cls in _explorer_classes(assignment):
+        shown = figure_text.scaled(figure_text.texts(bench.build(cls).fig, Explorer.dpi), scale)
+        problems += [f"{cls.__name__}: {t} is under 10 px" for t in shown if t.size < 10.0]
+        problems += [f"{cls.__name__}: {a} overlaps {b}" for a, b in figure_text.overlaps(shown)]
+    assert not problems, "\n".join(problems)
+
+
+def _explorer_classes(assignment: str) -> list[type]:
+    """The explorers the notebook imports (``from helpers.widgets.<module> import ...``)."""
+    import re
+
+    notebook = kit.REPO / "notebooks" / assignment / f"{assignment}.ipynb"
+    modules = set(re.findall(r"from helpers\.widgets\.(\w+) import", notebook.read_text()))
+    return [cls for module, cls in bench.explorer_classes() if module in modules]
 
 
 @pytest.mark.skipif(bool(_skip_reason()), reason=_skip_reason() or "ready")
@@ -449,11 +484,11 @@ def _drag(page, explorer, image, label: str, name: str) -> dict:
     (before the release) and after. Returns the page's record and the readouts."""
     slider = _slider(page, explorer, label)
     handle = slider.locator(".noUi-handle").first
-    readout = slider.locator(".widget-readout").first
+    readout = _box(page, explorer, label)
     box = handle.bounding_box()
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
     image.screenshot(path=str(ARTIFACTS / f"{name}-drag-before.png"))
-    start = readout.inner_text().strip()
+    start = readout.input_value().strip()
     page.evaluate(DRAG_JS, image.element_handle())
     page.mouse.move(x, y)
     page.mouse.down()
@@ -462,7 +497,7 @@ def _drag(page, explorer, image, label: str, name: str) -> dict:
         page.mouse.move(x + i * DRAG_PX, y)
         time.sleep(STEP_S)
         if i % 10 == 0:
-            seen.append(readout.inner_text().strip())
+            seen.append(readout.input_value().strip())
     time.sleep(0.3)  # still held: the picture of the newest value arrives meanwhile
     during = page.evaluate("() => window.__drag.frames.length")
     image.screenshot(path=str(ARTIFACTS / f"{name}-drag-held.png"))
@@ -479,7 +514,7 @@ def _drag(page, explorer, image, label: str, name: str) -> dict:
         "during": during,
         "start": start,
         "seen": seen,
-        "end": readout.inner_text().strip(),
+        "end": readout.input_value().strip(),
     }
 
 
@@ -502,13 +537,18 @@ def test_a_drag_redraws_the_explorer_before_the_release(lab, browser):
         for label, name in (("m (query)", "m"), ("base", "base")):
             drags[name] = _drag(page, explorer, image, label, f"{assignment}-{name}")
         m = _slider(page, explorer, "m (query)")
-        before = int(m.locator(".widget-readout").inner_text().replace(",", ""))
+        box = _box(page, explorer, "m (query)")
+        before = int(box.input_value())
         m.locator(".noUi-handle").first.focus()
         page.keyboard.press("ArrowRight")
         page.keyboard.press("ArrowRight")
         page.keyboard.press("ArrowLeft")
         time.sleep(SETTLE)
-        after = int(m.locator(".widget-readout").inner_text().replace(",", ""))
+        after = int(box.input_value())
+        # a value typed out of range: set to the end of the range, and said, with the range
+        _set(page, explorer, image, "m (query)", "100000")
+        clamped = box.input_value()
+        note = explorer.locator(".pe-note").inner_text()
     finally:
         page.close()
         _stop_kernels(url, token)
@@ -535,6 +575,9 @@ def test_a_drag_redraws_the_explorer_before_the_release(lab, browser):
         assert changed.mean() > 0.002, f"{name}: the picture held mid-drag did not change"
         assert len(d["frames"]) < DRAG_STEPS, f"{name}: a frame per mouse move was queued"
     assert after == before + 1, f"arrow keys: {before} -> {after}, expected {before + 1}"
+    assert clamped == "4096", f"100000 typed for m: the box shows {clamped}"
+    assert "m (query): 100000 is outside 0 to 4096; set to 4096." in note, note
+    assert "press ← →" in note, f"the explorer does not say how to aim: {note}"
     # one readout format for base over the drag: plain decimals, never an exponent
     plain = re.compile(r"^\d[\d,]*(\.\d+)?$")
     for shown in [drags["base"]["start"], *drags["base"]["seen"], drags["base"]["end"]]:

@@ -80,6 +80,7 @@ SPEC_FUNCTIONS = {
         "interaction_term",
         "mrope_position_ids",
         "mrope_angles",
+        "mrope_interleaved_angles",
     ],
     "12_rope_today": [
         "partial_thetas",
@@ -103,7 +104,7 @@ SPEC_FUNCTIONS = {
 # 15 rows, 22 distinct mistakes; a row naming several functions counts for each of them
 # where the mistake can happen (angle_rates has no sin/cos and no positions). Then the
 # "Known mistakes" lines of the 09_families and 10_long_context sections: 14 more; of
-# 11_rope_nd: 5 more.
+# 11_rope_nd: 7 more.
 SPEC_MISTAKES = {
     "softmax": 1,  # no max subtraction
     "attention": 2,  # missing 1/sqrt(d_k); dividing by d_k
@@ -138,6 +139,7 @@ SPEC_MISTAKES = {
     "rope_2d_angles": 1,  # row and column swapped
     "mrope_position_ids": 1,  # start moved on by h * w
     "mrope_angles": 1,  # the rates restarted in each section
+    "mrope_interleaved_angles": 2,  # the sections left in blocks; the interleave at the wrong axis
     # 12_rope_today
     "partial_thetas": 1,  # over 2i/d (the fractions swapped)
     "proportional_thetas": 1,  # over 2i/rot (the fractions swapped)

@@ -20,9 +20,9 @@ from helpers import reference as ref
 from helpers.teacher import checks as C
 
 
-def named_on(name: str, impl, seeds=(0, 1, 2)) -> tuple[list[str], list[str]]:
-    """(labels of the cases where ``impl`` was named by its check's mistake, labels where it
-    was wrong and named nothing)."""
+def named_on(name: str, impl, seeds=(0, 1, 2), mistake: int = 0) -> tuple[list[str], list[str]]:
+    """(labels of the cases where ``impl`` was named by its check's mistake number ``mistake``,
+    labels where it was wrong and named nothing)."""
     check = C.CHECKS[name]
     named, unnamed = [], []
     for seed in seeds:
@@ -36,7 +36,7 @@ def named_on(name: str, impl, seeds=(0, 1, 2)) -> tuple[list[str], list[str]]:
             found = C.diagnose(check, case, got)
             (named if found is not None else unnamed).append(case.label)
             if found is not None:
-                assert found is check.mistakes[0], (case.label, found)
+                assert found is check.mistakes[mistake], (case.label, found)
     return named, unnamed
 
 
@@ -215,6 +215,95 @@ def test_a_third_restart_is_named_by_its_property():
     assert not any(C.agree("array", wrong, impl(*case.args))[0] for impl in impls)
 
 
+# --------------------------------------------------------------------------- mrope_interleaved_angles
+
+EXAMPLE_IDS = [
+    [0, 1, 2, 2, 2, 2, 2, 2, 5, 6],
+    [0, 1, 2, 2, 2, 3, 3, 3, 5, 6],
+    [0, 1, 2, 3, 4, 2, 3, 4, 5, 6],
+]
+
+
+def interleaved_in_blocks_repeat(position_ids, d, base, mrope_section):
+    """Qwen2-VL's blocks: t for the first s_t pairs, then h, then w."""
+    ids = np.asarray(position_ids, dtype=float)
+    th = base ** (-2.0 * np.arange(d // 2) / d)
+    return ids[np.repeat([0, 1, 2], mrope_section)].T * th
+
+
+def interleaved_in_blocks_loop(position_ids, d, base, mrope_section):
+    ids = np.asarray(position_ids, dtype=float)
+    out = np.zeros((ids.shape[1], d // 2))
+    j = 0
+    for axis, size in enumerate(mrope_section):
+        for _ in range(size):
+            out[:, j] = ids[axis] * math.exp(-2.0 * j / d * math.log(base))
+            j += 1
+    return out
+
+
+def interleaved_height_first_mask(position_ids, d, base, mrope_section):
+    """h on j % 3 == 0, w on 1, t on 2 (the pattern h, w, t)."""
+    ids = np.asarray(position_ids, dtype=float)
+    j = np.arange(d // 2)
+    axis = np.where((j % 3 == 0) & (j < 3 * mrope_section[1]), 1, 0)
+    axis = np.where((j % 3 == 1) & (j < 3 * mrope_section[2]), 2, axis)
+    return ids[axis].T * base ** (-2.0 * j / d)
+
+
+def interleaved_height_first_loop(position_ids, d, base, mrope_section):
+    """The pattern h, t, w: the height on pair 0 of each group of three."""
+    ids = np.asarray(position_ids, dtype=float)
+    out = np.empty((ids.shape[1], d // 2))
+    for j in range(d // 2):
+        axis = 0
+        if j % 3 == 0 and j < 3 * mrope_section[1]:
+            axis = 1
+        elif j % 3 == 2 and j < 3 * mrope_section[2]:
+            axis = 2
+        out[:, j] = ids[axis] * base ** (-2.0 * j / d)
+    return out
+
+
+@pytest.mark.parametrize("impl", [interleaved_in_blocks_repeat, interleaved_in_blocks_loop])
+def test_sections_left_in_blocks_named_however_written(impl):
+    got = impl(EXAMPLE_IDS, 8, 1e4, [2, 1, 1])
+    np.testing.assert_allclose(got[3], [2, 0.2, 0.02, 0.003])  # the spec: blocks give this
+    named, unnamed = named_on("mrope_interleaved_angles", impl, mistake=0)
+    assert named and not unnamed
+
+
+@pytest.mark.parametrize("impl", [interleaved_height_first_mask, interleaved_height_first_loop])
+def test_interleave_at_the_wrong_axis_named_however_written(impl):
+    got = impl(EXAMPLE_IDS, 8, 1e4, [2, 1, 1])
+    assert got[5, 0] == 3.0  # token 5 (t 2, h 3, w 2): pair 0 turns with the height id
+    assert not np.allclose(got[5], [2, 0.3, 0.02, 0.002])  # where t turns it in Qwen3-VL
+    named, unnamed = named_on("mrope_interleaved_angles", impl, mistake=1)
+    assert named and not unnamed
+
+
+def test_right_interleave_written_as_a_loop_is_never_named():
+    def loop(position_ids, d, base, mrope_section):
+        ids = np.asarray(position_ids, dtype=float)
+        out = np.empty((ids.shape[1], d // 2))
+        for j in range(d // 2):
+            axis = 0
+            if j % 3 == 1 and j < 3 * mrope_section[1]:
+                axis = 1
+            elif j % 3 == 2 and j < 3 * mrope_section[2]:
+                axis = 2
+            out[:, j] = ids[axis] * base ** (-2.0 * j / d)
+        return out
+
+    check = C.CHECKS["mrope_interleaved_angles"]
+    for case in C.cases(check, np.random.default_rng(7)):
+        if case.label.startswith("bad input:"):
+            continue
+        got = C.normalize(check.kind, loop(*copy.deepcopy(case.args)))
+        assert C.agree(check.kind, got, C.expected(check, case))[0], case.label
+        assert C.diagnose(check, case, got) is None
+
+
 # The two forms of each mistake, for the course-wide test of named mistakes
 # (tests/test_checks_mistake_forms.py).
 FORMS = {
@@ -238,12 +327,23 @@ FORMS = {
         angles_restart_per_section,
         angles_restart_at_one,
     ),
+    ("mrope_interleaved_angles", "the sections left in blocks"): (
+        interleaved_in_blocks_repeat,
+        interleaved_in_blocks_loop,
+    ),
+    ("mrope_interleaved_angles", "the interleave started at the wrong axis"): (
+        interleaved_height_first_mask,
+        interleaved_height_first_loop,
+    ),
 }
 
 
 def test_forms_name_the_catalogued_mistakes():
     for (function, name), forms in FORMS.items():
-        assert [m.name for m in C.CHECKS[function].mistakes] == [name] and len(forms) == 2
+        assert name in [m.name for m in C.CHECKS[function].mistakes] and len(forms) == 2
+    for function in {f for f, _ in FORMS}:
+        names = {n for f, n in FORMS if f == function}
+        assert names == {m.name for m in C.CHECKS[function].mistakes}
 
 
 # --------------------------------------------------------------------------- right answers

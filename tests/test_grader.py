@@ -380,6 +380,30 @@ def test_check_command_exit_codes_and_output(tmp_path):
     assert missing.returncode == 2 and "no such notebook" in missing.stderr
 
 
+def test_check_command_speaks_the_notebook_s_language_whatever_the_shell_s():
+    """The Korean notebook is checked in Korean, with an English (or Korean) locale alike."""
+    import re
+
+    notebook = REPO / "notebooks" / "01_order_ko" / "01_order_ko.ipynb"
+    if not notebook.exists():
+        pytest.skip("notebooks/01_order_ko does not exist")
+    for lang in ("C.UTF-8", "ko_KR.UTF-8"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "helpers", "check", str(notebook)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+            cwd=REPO,
+            env=os.environ | {"LANG": lang, "LC_ALL": lang},
+        )
+        assert proc.returncode == 1, proc.stdout + proc.stderr  # nothing is written yet
+        heading = proc.stdout.splitlines()[0]
+        assert "채점 함수" in heading and "graded functions" not in heading, heading
+        softmax = next(line for line in proc.stdout.splitlines() if line.startswith("softmax"))
+        assert re.search("[\uac00-\ud7a3]", softmax), softmax
+
+
 # --------------------------------------------------------------------------- in a real kernel
 
 

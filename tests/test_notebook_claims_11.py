@@ -87,6 +87,48 @@ CLAIMS = [
         r"\['1', '0\.0316228', '0\.000177828'\]",
     ),
     ("text-only-md", r"bit for bit", "text-only", r"bit for bit: True"),
+    # M-RoPE's frequency budget, Qwen2-VL's blocks
+    ("budget-md", r"0\.0027 rad \(0\.15°\)", "budget", r"w: 24 pairs .* fastest turns 0\.0027 rad"),
+    (
+        "budget-md",
+        r"0\.47 rad for the fastest height",
+        "budget",
+        r"h: 24 pairs .* fastest turns 0\.47 rad",
+    ),
+    (
+        "budget-md",
+        r"7 rad for the fastest temporal",
+        "budget",
+        r"t: 16 pairs .* fastest turns 7 rad",
+    ),
+    ("budget-md", r"time takes the 16 fastest pairs", "budget", r"t: 16 pairs \(from pair 0\)"),
+    ("budget-md", r"width the 24 slowest", "budget", r"w: 24 pairs \(from pair 40\)"),
+    # Qwen3-VL's interleaved layout
+    (
+        "interleaved-budget-md",
+        r"9\.7 rad across the 16 columns",
+        "interleaved-budget",
+        r"w: 20 pairs .* fastest turns 9\.7 rad",
+    ),
+    ("interleaved-budget-md", r"3652 times as far", "interleaved-budget", r"3652 times as far"),
+    (
+        "interleaved-budget-md",
+        r"height pair\s+12 rad",
+        "interleaved-budget",
+        r"h: 20 pairs .* fastest turns 12 rad",
+    ),
+    (
+        "interleaved-budget-md",
+        r"less than \$10\^\{-4\}\$ rad",
+        "interleaved-budget",
+        r"t: .*slowest \d\.\de-06 rad\nh: .*slowest \d\.\de-05 rad\nw: .*slowest \d\.\de-05 rad",
+    ),
+    (
+        "interleaved-md",
+        r"pairs 0 to 59 cycle",
+        "interleaved-budget",
+        r"t: 24 pairs .*\nh: 20 pairs \(from pair 1\).*\nw: 20 pairs \(from pair 2\)",
+    ),
     (
         "course-map",
         r"1\.5418 at \$\\phi = \\pi/4\$",
@@ -98,6 +140,18 @@ CLAIMS = [
         r"continues at \$s \+ 16\$",
         "course-map-code",
         r"text after the image at 21 \(5 \+ 16\)",
+    ),
+    (
+        "course-map",
+        r"turns 0\.0027 rad across 16 columns",
+        "course-map-code",
+        r"16 columns 0\.0027 rad",
+    ),
+    (
+        "course-map",
+        r"turns 9\.7 rad across 16 columns",
+        "course-map-code",
+        r"interleaved M-RoPE: .* 9\.7 rad",
     ),
 ]
 
@@ -128,3 +182,20 @@ def test_printed_numbers_are_hugging_faces(rope_nd):
     assert shown == round(mixed["score_term"], 6)
     ids = data["mrope_ids"]["cases"][0]  # the spec's example, through get_rope_index
     assert ids["position_ids"][0][-2:] == [5, 6] and ids["delta"] == -3
+
+
+def test_interleaved_rates_quoted_are_qwen3_vls(rope_nd):
+    """The fastest rate of each axis that the interleaved measurement prints is the one
+    transformers' Qwen3VLTextRotaryEmbedding gave (recorded: token a with id 1 on axis a)."""
+    _, out = rope_nd
+    data = json.loads((ROOT / "tests" / "data" / "transformers_rope_recent.json").read_text())
+    unit = next(
+        c
+        for c in data["mrope_interleaved"]["cases"]
+        if c["d"] == 128 and c["position_ids"] == [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
+    )
+    for axis, row in zip("thw", unit["angles"]):
+        shown = re.search(
+            rf"^{axis}: .*rates ([0-9.e-]+) down to", out["interleaved-budget"], re.MULTILINE
+        )
+        assert float(shown.group(1)) == float(f"{max(row):.3g}"), (axis, shown.group(1), max(row))

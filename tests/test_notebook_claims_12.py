@@ -63,6 +63,56 @@ CLAIMS = [
         r"sqrt\(17/12\) = 1\.1902380714238083",
     ),
     ("longrope-measure-md", r"0\.0005 to 3\.33e-5", "longrope-measure", r"4097: .*3\.333333e-05"),
+    # the last read: pair 0 keeps 1.0 (both its factors are 1); HF scales cos and sin, so q and k
+    (
+        "longrope-measure-md",
+        r"pair 0 keeps 1\.0",
+        "longrope-measure",
+        r"changes at 4097: \[1, 2, 3\]",
+    ),
+    (
+        "longrope-measure-md",
+        r"pairs 1 to 3 change",
+        "longrope-measure",
+        r"changes at 4097: \[1, 2, 3\]",
+    ),
+    (
+        "longrope-measure-md",
+        r"15 times slower",
+        "longrope-measure",
+        r"pair 3 turns 15 times slower",
+    ),
+    ("longrope-measure-md", r"\$17/12 = 1\.4167\$", "longrope-measure", r"scores times 1\.4167"),
+    (
+        "proportional-measure-md",
+        r"198\.7 tokens to 5\.95 million",
+        "proportional-measure",
+        r"wavelengths 198\.7 to 5\.95e\+06 tokens",
+    ),
+    ("proportional-measure-md", r"121 of them", "proportional-measure", r"131072 tokens: 121,"),
+    ("proportional-measure-md", r"57 do within 4,096", "proportional-measure", r"within 4096: 57"),
+    # caches whose rates change
+    ("rate-switch-md", r"1\.36 on average", "rate-switch", r"LongRoPE, .*error mean 1\.36,"),
+    ("rate-switch-md", r"deviation 1\.50\)", "rate-switch", r"vary by 1\.50 \(std\); attention"),
+    ("rate-switch-md", r"up to 6\.72", "rate-switch", r"largest 6\.72"),
+    ("rate-switch-md", r"total variation of 0\.60", "rate-switch", r"weights differ by 0\.60"),
+    ("rate-switch-md", r"0\.90 away", "rate-switch", r"dynamic NTK x4, .*error mean 0\.90,"),
+    ("rate-switch-md", r"deviation 1\.03\)", "rate-switch", r"x4, .* vary by 1\.03 \(std\)"),
+    # the recent models' table: the rows computed with thetas and the two factors
+    (
+        "recent-md",
+        r"1, 0\.00141421, 2\.45514e-6",
+        "recent",
+        r"\['1', '0\.00141421', '2\.45514e-06'\]",
+    ),
+    (
+        "recent-md",
+        r"0\.125, 0\.000125, 1\.55117e-7",
+        "recent",
+        r"\['0\.125', '0\.000125', '1\.55117e-07'\]",
+    ),
+    ("recent-md", r"1\.87385", "recent", r"\^2 = 1\.87385"),
+    ("recent-md", r"1\.13863", "recent", r"0\.1 ln 4 \+ 1 = 1\.13863"),
     (
         "layers-measure-md",
         r"10 of them global \(5, 11, \.\.\., 59\)",
@@ -86,9 +136,9 @@ CLAIMS = [
     ),
     (
         "scales-measure-md",
-        r"0\.0002 at a million",
+        r"0\.00024 at a million",
         "scales-measure",
-        r"n = 1000000: weight of the key 0\.0002",
+        r"n = 1000000: weight of the key 0\.00024,",
     ),
     ("scales-measure-md", r"0\.040, 0\.011 and 0\.0024", "scales-measure", r"1\.4812: 0\.0024"),
     ("rerotate-measure-md", r"2\.2\\cdot10\^\{-16\}", "rerotate-measure", r"difference: 2\.2e-16"),
@@ -148,3 +198,28 @@ def test_the_sink_cache_error_quoted_for_transformers_is_the_recorded_one():
     for value in (short["hf_max_abs_diff"], long["hf_max_abs_diff"]):
         mantissa, exponent = f"{value:.1e}".split("e")
         assert f"{mantissa}\\cdot10^{{{int(exponent)}}}" in md, (value, md)
+
+
+def test_the_recent_table_quotes_transformers_own_rates(rope_today):
+    """Every rate of 12's table of recent models is the one transformers' initialisers gave
+    (recorded in tests/data/transformers_rope_recent.json), printed to six digits."""
+    text, _ = rope_today
+    recent = json.loads((ROOT / "tests" / "data" / "transformers_rope_recent.json").read_text())
+    rows = {
+        "Llama 2 Long (ABF)": "abf_llama3",
+        "Llama 3 ": "abf_llama3",
+        "Llama 3.1": "llama3_1",
+        "Qwen2.5, Qwen3": "qwen_yarn",
+        "DeepSeek-V3": "deepseek_v3",
+        "Gemma 3 (global layers)": "gemma3_global",
+    }
+    lines = text["recent-md"].splitlines()
+    for label, key in rows.items():
+        line = next(x for x in lines if x.startswith(f"| {label}"))
+        rates = recent["recent"][key]["inv_freq"]
+        for value in (rates[0], rates[len(rates) // 2], rates[-1]):
+            shown = f"{value:.6g}".replace("e-0", "e-")
+            if "e" in shown:  # six digits in the mantissa, as the table writes them
+                mantissa, exponent = f"{value:.5e}".split("e")
+                shown = f"{mantissa}e{int(exponent)}"
+            assert shown in line, (label, shown, line)

@@ -399,3 +399,35 @@ def test_10_citations_name_their_sources():
     assert "without any fine-tuning" in text["sources"]
     assert '"without any\nfine-tuning" (the title of bloc97\'s post)' in text["score-read-md"]
     assert "The methods need fine-tuning" not in text["score-read-md"]
+
+
+def test_07_only_the_flattest_head_puts_a_third_far_back(tmp_path_factory):
+    """The text names head 8 (0.35) and head 7 (0.13), the shares the cell prints."""
+    found = cells("07_alibi", tmp_path_factory)
+    shares = [
+        float(v)
+        for v in re.search(r"per head:\n \[([^\]]*)\]", found["extrapolation-code"])
+        .group(1)
+        .split()
+    ]
+    assert "the flat heads put a third" not in found["extrapolation"]
+    assert "head 8, the flattest, puts a third of its weight (0.35; head 7 puts 0.13)" in " ".join(
+        found["extrapolation"].split()
+    )
+    assert round(shares[7], 2) == 0.35 and round(shares[6], 2) == 0.13, shares
+    assert 0.3 < shares[7] < 0.37 and shares[6] < 0.2  # a third for head 8 only
+
+
+def test_06_points_to_the_section_of_08_it_means():
+    """06 sends the reader to 08's section "What survives at long distances", which exists;
+    08 never says "aliasing", so 06 does not call it that."""
+    import nbformat
+
+    def text(nb_id):
+        nb = nbformat.read(ROOT / "source" / nb_id / f"{nb_id}.ipynb", as_version=4)
+        return {c.get("id"): c.source for c in nb.cells}
+
+    six, eight = text("06_rope"), text("08_offsets")
+    assert '(notebook 08, "What survives at long distances")' in " ".join(six["survive-md"].split())
+    assert any(s.startswith("## What survives at long distances") for s in eight.values())
+    assert not any("aliasing" in s.lower() for s in eight.values())

@@ -7,7 +7,9 @@ M-RoPE angles) and the RoPE-Mixed authors' code (``init_random_2d_freqs``,
 bench/record_transformers_nd.py; no torch needed here). Rates and angles there are float32
 and agree with the float64 reference to the course tolerance ``1e-9 + 1e-6 |b|``; rotations
 and interaction terms were computed in float64 and agree far closer; ids and patch
-positions are equal. The numbers of COURSE_SPEC.md (section 11_rope_nd) and formulations
+positions are equal. ``tests/data/transformers_rope_recent.json`` (bench/record_transformers_recent.py)
+holds Qwen3-VL's interleaved M-RoPE angles (``Qwen3VLTextRotaryEmbedding``, float32), compared
+the same way. The numbers of COURSE_SPEC.md (section 11_rope_nd) and formulations
 written here another way (complex multiplication, explicit rotations at several origins,
 06's 1D RoPE) complete the checks.
 """
@@ -359,6 +361,28 @@ def test_inputs_not_changed():
         (lambda: ref.mrope_angles(np.zeros((3, 4), int), 8, 1e4, [3, -1, 2]), "mrope_section"),
         (lambda: ref.mrope_angles(np.zeros((3, 4), int), 7, 1e4, [2, 1, 1]), "d"),
         (lambda: ref.mrope_angles(np.zeros((3, 4), int), 8, 1.0, [2, 1, 1]), "base"),
+        (
+            lambda: ref.mrope_interleaved_angles(np.zeros((2, 4), int), 8, 1e4, [2, 1, 1]),
+            "position_ids",
+        ),
+        (
+            lambda: ref.mrope_interleaved_angles(-np.ones((3, 4), int), 8, 1e4, [2, 1, 1]),
+            "position_ids",
+        ),
+        (
+            lambda: ref.mrope_interleaved_angles(np.zeros((3, 4), int), 8, 1e4, [2, 2, 0]),
+            "mrope_section",
+        ),
+        (
+            lambda: ref.mrope_interleaved_angles(np.zeros((3, 4), int), 8, 1e4, [1, 1, 2]),
+            "mrope_section",
+        ),
+        (
+            lambda: ref.mrope_interleaved_angles(np.zeros((3, 4), int), 8, 1e4, [2, 1]),
+            "mrope_section",
+        ),
+        (lambda: ref.mrope_interleaved_angles(np.zeros((3, 4), int), 7, 1e4, [2, 1, 1]), "d"),
+        (lambda: ref.mrope_interleaved_angles(np.zeros((3, 4), int), 8, 1.0, [2, 1, 1]), "base"),
     ],
 )
 def test_bad_input_is_refused(call, arg):
@@ -371,3 +395,61 @@ def test_whole_offsets_accepted():
     assert np.array_equal(
         ref.interaction_term(q, k, 4.0, -2, *freqs), ref.interaction_term(q, k, 4, -2.0, *freqs)
     )
+
+
+# --------------------------------------------------------------------------- Qwen3-VL
+
+RECENT = Path(__file__).parent / "data" / "transformers_rope_recent.json"
+
+
+@cache
+def recent() -> dict:
+    return json.loads(RECENT.read_text(encoding="utf-8"))
+
+
+def test_mrope_interleaved_angles_equal_qwen3_vl():
+    """Every recorded case of Qwen3VLTextRotaryEmbedding (transformers 5.24.0, float32) within
+    the course tolerance; the one layout the course refuses ([16, 24, 24] at d = 128: a height
+    or width section too large to interleave, which HF takes) is refused."""
+    data = recent()["mrope_interleaved"]
+    assert recent()["transformers"] == "5.24.0" and data["text_only_is_1d_bitwise"]
+    compared = 0
+    for case in data["cases"]:
+        d, base, section = case["d"], case["base"], case["mrope_section"]
+        if 3 * max(section[1:]) > d // 2:
+            with pytest.raises(ValueError, match="mrope_section"):
+                ref.mrope_interleaved_angles(case["position_ids"], d, base, section)
+            continue
+        within(ref.thetas(d, base), case["inv_freq"])
+        within(ref.mrope_interleaved_angles(case["position_ids"], d, base, section), case["angles"])
+        compared += 1
+    assert compared >= 25
+
+
+def test_spec_mrope_interleaved():
+    ids = ref.mrope_position_ids([("text", 2), ("image", (4, 6)), ("text", 2)])
+    got = ref.mrope_interleaved_angles(ids, 8, 1e4, [2, 1, 1])
+    assert np.allclose(got[3], [2, 0.2, 0.03, 0.002], rtol=1e-12)
+    unit = ref.mrope_interleaved_angles(np.eye(3, dtype=int), 128, 1e6, [24, 20, 20])
+    assert np.allclose(unit.max(axis=1), [1, 0.806, 0.649], atol=5e-4)  # the spec's rates
+    blocks = ref.mrope_angles(np.eye(3, dtype=int), 128, 1e6, [16, 24, 24])
+    assert np.allclose(blocks.max(axis=1), [1, 0.0316, 1.78e-4], rtol=2e-3)
+    assert abs(15 * blocks[2].max() - 0.0027) < 5e-5  # across 16 columns, Qwen2-VL's width
+
+
+def test_mrope_interleaved_text_only_is_1d_rope_bitwise():
+    p = np.arange(300)
+    for d, base, section in [(128, 1e6, [24, 20, 20]), (8, 1e4, [2, 1, 1]), (12, 1e4, [2, 2, 2])]:
+        got = ref.mrope_interleaved_angles(np.stack([p, p, p]), d, base, section)
+        assert np.array_equal(got, np.outer(p, ref.thetas(d, base)))
+
+
+def test_mrope_interleaved_by_hand():
+    """An independent formulation: the axis of pair j from the pattern t, h, w written out."""
+    d, section = 12, [2, 2, 2]
+    pattern = ["t", "h", "w", "t", "h", "w"]  # 3 * 2 = 6 = d/2: every pair in the pattern
+    ids = np.array([[3], [5], [7]])
+    got = ref.mrope_interleaved_angles(ids, d, 1e4, section)[0]
+    th = ref.thetas(d, 1e4)
+    want = [{"t": 3, "h": 5, "w": 7}[a] * th[j] for j, a in enumerate(pattern)]
+    assert np.allclose(got, want, rtol=1e-15)

@@ -8,7 +8,9 @@ plans, Llama 4's query scale, DeepSeek-V3's and Llama's cache layers) and 4.52.4
 which later versions no longer have). Tolerances, as the spec says: the course's
 ``1e-9 + 1e-6 |b|`` for HF's float32 rates and scales, 1e-12 for the Python-float attention
 factor, ``1e-6 * max(1, max |b|)`` per step for the re-rotations (4.52.4 rounds its
-re-rotation cos and sin to float32), exact for layer plans and cache sizes.
+re-rotation cos and sin to float32), exact for layer plans and cache sizes. Section 7's table of
+recent models is checked against transformers' own initialisers, recorded by
+bench/record_transformers_recent.py in tests/data/transformers_rope_recent.json.
 """
 
 from __future__ import annotations
@@ -417,3 +419,50 @@ def test_half_split_view_of_rerotation():
     got = interleaved_to_half(rerotate_keys(keys, c["shift"], c["base"]))
     want = interleaved_to_half(np.array(c["out"]))
     assert cache_agree(got, want)[0]
+
+
+# --------------------------------------------------------------------------- section 7's table
+
+RECENT = json.loads(
+    (Path(__file__).parent / "data" / "transformers_rope_recent.json").read_text(encoding="utf-8")
+)["recent"]
+
+
+def test_recent_settings_match_transformers_rope_initialisers():
+    """Each row of 12's table of recent models: the course's methods of notebook 10 give the
+    rates transformers' own initialisers gave (ROPE_INIT_FUNCTIONS "llama3", "yarn", "linear";
+    the models' default initialiser for ABF / Llama 3), within the course tolerance."""
+    from helpers.reference import llama3_thetas, pi_thetas, yarn_thetas
+
+    rows = {
+        "abf_llama3": (thetas(128, 5e5), 1.0),
+        "llama3_1": (llama3_thetas(128, 5e5, 8.0, 8192), 1.0),
+        "qwen_yarn": yarn_thetas(128, 1e6, 4.0, 32768),
+        "gemma3_global": (pi_thetas(128, 1e6, 8.0), 1.0),
+    }
+    for name, (rates, attention) in rows.items():
+        ok, rel = course_agree(rates, RECENT[name]["inv_freq"])
+        assert ok, (name, rel)
+        assert abs(attention - RECENT[name]["attention_factor"]) < 1e-12, name
+    ds = RECENT["deepseek_v3"]
+    rates, yarn_factor = yarn_thetas(64, 1e4, 40.0, 4096)
+    assert course_agree(rates, ds["inv_freq"])[0]
+    # mscale == mscale_all_dim: no factor on cos and sin; the square goes to the softmax scale
+    assert ds["attention_factor"] == 1.0
+    assert abs(ds["softmax_scale"] - ds["qk_head_dim"] ** -0.5 * yarn_factor**2) < 1e-12
+    assert abs(yarn_factor**2 - 1.87385) < 1e-5
+
+
+def test_recent_table_rates_of_pairs_0_quarter_and_last():
+    """The three rates the table prints for each row, rounded as printed, are HF's."""
+    shown = {
+        "abf_llama3": (1, 0.00141421, 2.45514e-6),
+        "llama3_1": (1, 0.000524846, 3.06893e-7),
+        "qwen_yarn": (1, 0.000602941, 3.10234e-7),
+        "deepseek_v3": (1, 0.0055, 3.33380e-6),
+        "gemma3_global": (0.125, 0.000125, 1.55117e-7),
+    }
+    for name, values in shown.items():
+        rates = RECENT[name]["inv_freq"]
+        picked = (rates[0], rates[len(rates) // 2], rates[-1])
+        assert np.allclose(picked, values, rtol=6e-6, atol=0), (name, picked)

@@ -150,3 +150,50 @@ def test_factories_draw_nothing_while_nbgrader_runs(monkeypatch):
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
     assert rope_nd.patch_score_explorer(stub, stub, stub, stub) is None
     assert rope_nd.mrope_explorer(stub) is None
+
+
+def make_budget(**defaults) -> rope_nd.MropeExplorer:
+    return make_mrope(
+        mrope_angles=ref.mrope_angles,
+        mrope_interleaved_angles=ref.mrope_interleaved_angles,
+        grid_h=32,
+        grid_w=32,
+        merge=2,
+        **defaults,
+    )
+
+
+def test_budget_panel_toggles_between_the_two_layouts():
+    """Blocks: the width follows the 24 slowest pairs (40 .. 63) and its fastest pair turns
+    15 * 1.78e-4 = 0.0027 rad across a 16 x 16 image; the toggle shows Qwen3-VL's interleave:
+    t, h, w in turn up to pair 59 and the width's fastest pair (pair 2) at 15 * 0.649."""
+    ex = make_budget()
+    assert ex.message.value == "" and len(ex.bars) == 64
+    axis, turn = ex.turns
+    assert np.flatnonzero(axis == 2).tolist() == list(range(40, 64))
+    assert turn[axis == 2].max() == pytest.approx(15 * 1e6 ** (-80 / 128), rel=1e-12)
+    assert "0.0027 across 16 columns (w)" in ex.budget_note.get_text()
+    bars = list(ex.bars)
+    ex.controls["interleaved"].value = True
+    assert ex.bars == bars and ex.message.value == ""  # the same bars, updated in place
+    axis, turn = ex.turns
+    assert axis[:60].tolist() == [0, 1, 2] * 20 and axis[60:].tolist() == [0] * 4
+    assert turn[2] == pytest.approx(15 * 1e6 ** (-4 / 128), rel=1e-12)
+    assert "interleaved (Qwen3-VL) [24, 20, 20]" in ex.budget_note.get_text()
+    assert ex.bars[2].get_height() == pytest.approx(turn[2])
+
+
+def test_budget_panel_follows_the_image():
+    ex = make_budget(interleaved=True)
+    ex.controls["grid_w"].value = 8  # 4 columns of tokens: the width turns over 3 steps
+    axis, turn = ex.turns
+    assert axis[2] == 2  # pair 2 follows the width
+    assert turn[2] == pytest.approx(3 * 1e6 ** (-4 / 128), rel=1e-12)
+
+
+def test_budget_panel_reports_a_stub_and_keeps_the_ids():
+    ex = make_mrope(mrope_angles=ref.mrope_angles, mrope_interleaved_angles=stub)
+    assert ex.message.value == "" and ex.ids is not None  # blocks drawn; interleave not asked
+    ex.controls["interleaved"].value = True
+    assert "mrope_interleaved_angles" in ex.message.value
+    assert ex.ids is not None  # the id panel is still drawn

@@ -51,7 +51,7 @@ def test_the_layer_plan_follows_the_rule():
     ex.controls["every"].value = 4
     cells = np.asarray(ex.plan_image.get_array(), dtype=float)[0]
     assert np.flatnonzero(np.isnan(cells[:62])).tolist() == list(range(3, 62, 4))
-    assert "15 of 62 layers" in ex.summary.get_text()
+    assert "15 of 62 layers" in ex.plan_note.get_text()
 
 
 def test_the_rates_of_a_partly_rotated_head():

@@ -7,6 +7,7 @@ pixel, the frame of an explorer built directly at the same slider values.
 
 from __future__ import annotations
 
+import importlib
 import io
 import zlib
 
@@ -143,10 +144,67 @@ def test_controls_wrap_onto_rows_and_keep_their_width():
     assert controls.layout.flex_flow == "row wrap"
     for control in controls.children:
         assert control.layout.flex == "0 0 auto"
-    sliders = [c for c in controls.children if hasattr(c, "readout")]
+    pairs = [c for c in controls.children if "pe-control" in c._dom_classes]
+    sliders = [pair.children[0] for pair in pairs]
     assert sliders and all(c.layout.width == base.SLIDER_WIDTH for c in sliders)
-    assert int(base.SLIDER_WIDTH.removesuffix("px")) >= 80 + 200 + 64  # label, track, readout
+    assert int(base.SLIDER_WIDTH.removesuffix("px")) >= 80 + 200  # label, track
+    assert all(pair.children[1].layout.width == base.BOX_WIDTH for pair in pairs)
     assert explorer.controls["causal"].layout.width == "auto"  # a checkbox is not cut off
+
+
+def test_a_typed_value_sets_the_slider_exactly_and_a_clamp_is_said():
+    """The box beside ``pos`` (0 to 4096 on about 240 px) reaches every position; a value
+    out of range or off the steps is brought in, and the note says so, with the range."""
+    explorer = make_rope()
+    box = explorer.boxes[explorer.controls["m"]]
+    box.box.value = 2777  # no pixel of the track is exactly 2777: the box reaches it
+    assert explorer.controls["m"].value == 2777 and explorer.typed_note.value.count("<br>") == 0
+    box.box.value = 100000
+    assert explorer.controls["m"].value == 4096 and box.box.value == 4096
+    note = explorer.typed_note.value
+    assert "m (query): 100000 is outside 0 to 4096; set to 4096." in note, note  # its label
+    d = explorer.boxes[explorer.controls["d"]]
+    d.box.value = 63  # d moves in steps of 2 from 2: 63 is not a value it can take
+    assert explorer.controls["d"].value in (62, 64) and d.box.value == explorer.controls["d"].value
+    assert "d moves in steps of 2 from 2: 63 is set to" in explorer.typed_note.value
+    d.box.value = 1
+    assert explorer.controls["d"].value == 2 and "1 is outside 2 to 512; set to 2." in (
+        explorer.typed_note.value
+    )
+    explorer.controls["d"].value = 40  # a drag: the box follows, and nothing is said
+    assert d.box.value == 40
+    base_box = explorer.boxes[explorer.controls["base"]]
+    base_box.box.value = 12345.0  # any base in the range, not only the slider's steps
+    assert explorer.controls["base"].value == 12345.0
+    base_box.box.value = 5.0
+    assert explorer.controls["base"].value == 10.0 and "5 is outside 10 to 1e+06" in (
+        explorer.typed_note.value
+    )
+
+
+def test_every_explorer_shows_its_controls_their_boxes_and_the_note():
+    """The whole widget of every explorer: each slider beside its box, the note under them
+    (a subclass's own attributes never take the place of the machinery's)."""
+    import ipywidgets as widgets
+
+    bench = importlib.import_module("bench.widget_update")
+    for _, cls in bench.explorer_classes():
+        explorer = bench.build(cls)
+        box = explorer.widget()
+        assert explorer.typed_note in box.children, cls.__name__
+        assert isinstance(explorer.typed_note, widgets.HTML), cls.__name__
+        pairs = [c for c in box.children[1].children if "pe-control" in c._dom_classes]
+        sliders = [c for c in explorer.controls.values() if c in explorer.boxes]
+        assert [p.children[0] for p in pairs] == sliders, cls.__name__
+
+
+def test_a_slider_whose_range_follows_another_is_clamped_to_its_range_now():
+    explorer = make_alibi(heads=4, seq_len=30, pos=10)
+    explorer.controls["seq_len"].value = 20  # pos now runs 0 to 19
+    pos = explorer.boxes[explorer.controls["pos"]]
+    pos.box.value = 25
+    assert explorer.controls["pos"].value == pos.box.value <= 19
+    assert "25 is outside 0 to 19" in explorer.typed_note.value
 
 
 def _region(explorer, ax) -> np.ndarray:
@@ -174,10 +232,14 @@ def test_a_failing_learner_function_is_named_and_the_other_panels_drawn():
     assert id(broken.q_only_line) not in broken._failed
     assert id(broken.both_line) in broken._failed
     assert not np.array_equal(_region(broken, broken.ax), _region(whole, whole.ax))
+    # the panel says why it lacks a curve; the panel drawn whole says nothing
+    note = broken._why[broken.ax]
+    assert note.get_visible() and note.get_text().startswith("partly drawn:")
+    assert broken.turns_ax not in broken._why
     # once the function works, the message goes and the picture is the working one
     broken.rope_score = base.learner("rope_score", ref.rope_score)
     broken.refresh()
-    assert broken.message.value == ""
+    assert broken.message.value == "" and not note.get_visible()
     assert np.array_equal(pixels(broken.image.value), pixels(whole.image.value))
 
 

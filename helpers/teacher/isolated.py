@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from helpers.i18n import tr
+from helpers.i18n import speaking, tr
 from helpers.report import count_line
 from helpers.teacher import checks
 from helpers.teacher import reference as ref
@@ -35,6 +35,7 @@ from helpers.teacher.notebook import (
     NotebookError,
     answer_cell_list,
     functions_of,
+    notebook_language,
     read_notebook,
 )
 from helpers.teacher.verdict import (
@@ -227,6 +228,7 @@ def check_notebook(
     seed: int | None = None,
     names: Iterable[str] | None = None,
     replay_path: str | None = None,
+    label: str | None = None,
 ) -> Report:
     """Grade the answer cells of a notebook in an isolated worker process.
 
@@ -235,9 +237,10 @@ def check_notebook(
     replays the random cases of an earlier run. Each function is graded on its own: while
     it runs, the other graded functions it calls are the reference's, and an answer cell
     that fails costs only the functions it defines. Raises ``NotebookError`` when the
-    notebook cannot be read.
+    notebook cannot be read. ``label`` names a notebook given as a node (its path).
     """
-    nb, label = read_notebook(path_or_nb)
+    nb, read_as = read_notebook(path_or_nb)
+    label = label or read_as
     if seed is None:
         seed = new_seed()
     elif isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -440,18 +443,25 @@ def check_command(path: str | os.PathLike, seed: int | None = None) -> int:
     cannot be read or graded.
     """
     try:
-        report = check_notebook(path, seed=seed)
+        nb, label = read_notebook(path)
+        with speaking(notebook_language(nb, label)):  # the notebook's language, not the shell's
+            report = check_notebook(nb, seed=seed, label=label)
+            if not report.results:
+                print(
+                    f"error: {path}: no graded functions found (no grade cell test_<function>)",
+                    file=sys.stderr,
+                )
+                return 2
+            passed, total = count_line(report.rows())
+            heading = tr(
+                "{path} (seed {seed}): {passed} of {total} graded functions passed",
+                path=path,
+                seed=report.seed,
+                passed=passed,
+                total=total,
+            )
+            print(report.render(heading))
     except (NotebookError, RuntimeError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if not report.results:
-        print(
-            f"error: {path}: no graded functions found (no grade cell test_<function>)",
-            file=sys.stderr,
-        )
-        return 2
-    passed, total = count_line(report.rows())
-    print(
-        report.render(f"{path} (seed {report.seed}): {passed} of {total} graded functions passed")
-    )
     return 0 if report.passed else 1

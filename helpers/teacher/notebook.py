@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers import ASSIGNMENTS
-from helpers.i18n import split_assignment
+from helpers.i18n import LANGUAGES, split_assignment
 from helpers.teacher.exercises import defined_names
 
 
@@ -39,6 +39,16 @@ def read_notebook(path_or_nb) -> tuple[Any, str]:
     if isinstance(path_or_nb, Mapping) and "cells" in path_or_nb:
         return nbformat.from_dict(path_or_nb), "<notebook>"
     raise NotebookError(f"path_or_nb must be a notebook path or node, got {type(path_or_nb)!r}")
+
+
+def notebook_language(nb, label: str = "") -> str:
+    """The language a notebook speaks: its ``pe_course.language`` metadata (a generated
+    translation carries it), else the one its file name says (``01_order_ko``), else English."""
+    meta = nb.get("metadata", {}).get("pe_course", {})
+    lang = meta.get("language") if isinstance(meta, Mapping) else None
+    if lang in LANGUAGES:
+        return lang
+    return split_assignment(Path(label).stem)[1] if label else split_assignment("")[1]
 
 
 def nbgrader_meta(cell) -> Mapping:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from helpers.i18n import tr
-from helpers.widgets.base import Explorer, checkbox, int_slider, interactive, learner
+from helpers.widgets.base import FONT, Explorer, checkbox, int_slider, interactive, learner
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -143,8 +143,8 @@ class AlibiExplorer(Explorer):
         ax_bias.set_ylim(1.0, 0.0)
         ax_bias.set_autoscale_on(False)
         bar = fig.colorbar(self.mosaic, cax=ax_bar, extend="min", ticks=[-8, -4, 0])
-        bar.ax.tick_params(labelsize=8)
-        bar.set_label("bias (grey: -inf)", fontsize=8)
+        bar.ax.tick_params(labelsize=FONT)
+        bar.set_label("bias (grey: -inf)", fontsize=FONT)
         self.bias_title = ax_bias.set_title("", fontsize=10, y=1.0)
         self.tile_labels = [
             ax_bias.text(
@@ -152,7 +152,7 @@ class AlibiExplorer(Explorer):
                 0,
                 "",
                 color="white",
-                fontsize=7,
+                fontsize=FONT,
                 va="top",
                 ha="left",
                 bbox={"facecolor": "black", "alpha": 0.5, "pad": 1, "lw": 0},
@@ -173,7 +173,7 @@ class AlibiExplorer(Explorer):
         self.dist_points = ax_dist.scatter([], [], s=36, zorder=3, edgecolors="black", lw=0.5)
         self.uniform_line = ax_dist.axhline(1.0, color="0.4", ls="--", lw=1)
         self.uniform_text = ax_dist.text(
-            0.6, 1.0, tr("no bias (uniform)"), ha="left", va="bottom", fontsize=8, color="0.3"
+            0.6, 1.0, tr("no bias (uniform)"), ha="left", va="bottom", fontsize=FONT, color="0.3"
         )
         ax_dist.set_yscale("log")
         ax_dist.set_ylim(0.3, 1500)

@@ -66,9 +66,11 @@ if TYPE_CHECKING:
     from matplotlib.text import Text
 
 __all__ = [
+    "FONT",
     "Explorer",
     "LearnerError",
     "PngEncoder",
+    "ValueBox",
     "checkbox",
     "int_slider",
     "interactive",
@@ -81,8 +83,12 @@ __all__ = [
 ]
 
 
-SLIDER_WIDTH = "380px"  # description 80 px + track (about 204 px) + readout
+SLIDER_WIDTH = "330px"  # description 80 px + track (about 240 px); the value box beside it
 DESCRIPTION_WIDTH = "80px"
+BOX_WIDTH = "92px"
+# The smallest text of a figure, in points: a figure is shown at 72 CSS pixels per inch, so
+# this is 10 CSS pixels at 100 % zoom (tests/test_widgets_text.py measures every text).
+FONT = 10
 
 
 def interactive() -> bool:
@@ -181,6 +187,13 @@ class Explorer:
             layout=widgets.Layout(width=f"{width}px", max_width="100%", height="auto"),
         )
         self.message = widgets.HTML()
+        self.typed_note = widgets.HTML(_note_html(""))
+        self.typed_note.add_class("pe-note")
+        self.boxes = {
+            control: ValueBox(control.description or name, control, self._noted)
+            for name, control in self.controls.items()
+            if isinstance(control, (widgets.IntSlider, widgets.FloatLogSlider))
+        }
         self.title = title
         self.dynamic: list[Artist] = []
         self.slow: list[Artist] = []
@@ -195,6 +208,7 @@ class Explorer:
         self._axes_key: Hashable = None
         self._png = PngEncoder()
         self._kept: dict[str, tuple[Hashable, object]] = {}
+        self._why: dict[Axes, Text] = {}  # the note of a panel left undrawn
         self.draw(self.fig)
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
@@ -323,7 +337,29 @@ class Explorer:
             self.errors.append(describe(exc))
             self._failed = {id(a) for a in self.dynamic + self.slow}
         self.message.value = "<br>".join(dict.fromkeys(self.errors))
+        self._say_why_empty()
         self.render()
+
+    def _say_why_empty(self) -> None:
+        """A panel left undrawn, or drawn in part, says so in its middle; the reason is
+        under the figure."""
+        animated = [a for a in self.dynamic + self.slow if getattr(a, "axes", None) is not None]
+        failed = {a.axes for a in animated if id(a) in self._failed}
+        whole = {a.axes for a in animated if id(a) not in self._failed}
+        for ax in failed - set(self._why):
+            text = ax.text(
+                0.5, 0.5, "", transform=ax.transAxes, ha="center", va="center", color="0.3"
+            )
+            text.set_fontsize(FONT)
+            text.set_animated(True)
+            self._why[ax] = text
+            self.dynamic.append(text)
+        for ax, text in self._why.items():
+            text.set_visible(ax in failed)
+            if ax in whole:
+                text.set_text(tr("partly drawn: see the message under the figure"))
+            else:
+                text.set_text(tr("not drawn: see the message under the figure"))
 
     def _drawn(self, artist: Artist) -> bool:
         return artist.get_visible() and id(artist) not in self._failed
@@ -377,24 +413,144 @@ class Explorer:
     def _on_change(self, _change) -> None:
         self.refresh()
 
+    def _noted(self, said: str) -> None:
+        """Show what became of a typed value (``""``: nothing to say), above the hint."""
+        self.typed_note.value = _note_html(said)
+
     def widget(self) -> widgets.Widget:
-        """Title, controls (wrapped onto rows), picture and message in one box."""
+        """Title, controls (wrapped onto rows), the note on typing values, picture and
+        message in one box. Each slider has a number box beside it (``ValueBox``)."""
         import ipywidgets as widgets
 
         rows = [widgets.HTML(f"<b>{self.title}</b>")] if self.title else []
+        items = []
         for control in self.controls.values():
             control.layout.flex = "0 0 auto"  # keep its width; the row wraps instead
+            if control in self.boxes:
+                pair = widgets.HBox(
+                    [control, self.boxes[control].box],
+                    layout=widgets.Layout(flex="0 0 auto", align_items="center"),
+                )
+                pair.add_class("pe-control")
+                items.append(pair)
+            else:
+                items.append(control)
         controls = widgets.HBox(
-            list(self.controls.values()),
+            items,
             layout=widgets.Layout(flex_flow="row wrap", align_items="center", width="100%"),
         )
+        parts = [*rows, controls]
+        if self.boxes:
+            parts.append(self.typed_note)
         return widgets.VBox(
-            [*rows, controls, self.image, self.message],
+            [*parts, self.image, self.message],
             layout=widgets.Layout(width="100%", overflow="hidden"),
         )
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget()._repr_mimebundle_(**kwargs)
+
+
+def _note_html(said: str) -> str:
+    """The line under the controls: what became of a typed value, then how to aim."""
+    hint = tr(
+        "Drag a slider to get near; type an exact value in the box beside it and press Enter; "
+        "or click a slider and press ← → to move it one step."
+    )
+    shown = f'<span style="color:#a33">{_html(said)}</span><br>' if said else ""
+    return f'{shown}<span style="color:#555;font-size:90%">{_html(hint)}</span>'
+
+
+def _plain(value: float) -> str:
+    """A value as a learner would type it: ``4096``, ``0.5``, ``10000``, ``1.122e+06``."""
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+class ValueBox:
+    """The number box beside a slider: it shows the slider's value, and a value typed into
+    it (then Enter) sets the slider to exactly that value.
+
+    A typed value the slider cannot take is brought to the nearest one it can (inside its
+    range, on its steps) and ``said`` is called with a sentence saying so, with the range:
+    nothing is clamped without a word. A slider's range may change while it is shown (07's
+    ``pos`` follows ``seq_len``): the range is read when a value is typed.
+    """
+
+    def __init__(self, name: str, slider: widgets.ValueWidget, said: Callable[[str], None]):
+        import ipywidgets as widgets
+
+        self.name, self.slider, self.said = name, slider, said
+        self.integer = isinstance(slider, widgets.IntSlider)
+        kind = widgets.IntText if self.integer else widgets.FloatText
+        self.box = kind(value=self._shown(slider.value), layout=widgets.Layout(width=BOX_WIDTH))
+        self.box.add_class("pe-value")
+        self._busy = False
+        self.box.observe(self._typed, names="value")
+        slider.observe(self._moved, names="value")
+
+    def bounds(self) -> tuple[float, float]:
+        """The smallest and largest value of the slider now."""
+        s = self.slider
+        if self.integer:
+            return s.min, s.max
+        return s.base**s.min, s.base**s.max
+
+    def nearest(self, typed: float) -> float:
+        """The value the slider takes for ``typed``: inside its range, on its steps."""
+        lo, hi = self.bounds()
+        value = min(max(typed, lo), hi)
+        if self.integer:
+            step = self.slider.step
+            value = lo + round((value - lo) / step) * step
+            value = int(value if value <= hi else value - step)
+        return value
+
+    def _shown(self, value):
+        return int(value) if self.integer else float(f"{value:.4g}")
+
+    def _typed(self, change) -> None:
+        if self._busy:
+            return
+        typed = change["new"]
+        value = self.nearest(typed)
+        lo, hi = self.bounds()
+        if value != typed:
+            if typed < lo or typed > hi:
+                said = tr(
+                    "{name}: {typed} is outside {lo} to {hi}; set to {value}.",
+                    name=self.name,
+                    typed=_plain(typed),
+                    lo=_plain(lo),
+                    hi=_plain(hi),
+                    value=_plain(value),
+                )
+            else:
+                said = tr(
+                    "{name} moves in steps of {step} from {lo}: {typed} is set to {value}.",
+                    name=self.name,
+                    step=self.slider.step,
+                    lo=_plain(lo),
+                    typed=_plain(typed),
+                    value=_plain(value),
+                )
+        else:
+            said = ""
+        self.said(said)
+        self._busy = True
+        try:
+            self.box.value = value
+            self.slider.value = value
+        finally:
+            self._busy = False
+
+    def _moved(self, change) -> None:
+        if self._busy:
+            return
+        self._busy = True
+        try:
+            self.box.value = self._shown(change["new"])
+        finally:
+            self._busy = False
 
 
 def png_bytes(canvas: FigureCanvasAgg) -> bytes:
@@ -481,9 +637,10 @@ def _chunk(kind: bytes, data: bytes) -> bytes:
 def int_slider(description: str, value: int, lo: int, hi: int, step: int = 1) -> widgets.IntSlider:
     """An integer slider that updates the figure while it is dragged.
 
-    The arrow keys move its focused handle by one ``step`` (PageUp and PageDown by five),
-    and its readout takes a typed value: on a long range (positions 0 to 4096) a drag
-    gets near and the keys or the readout pick the exact value.
+    The arrow keys move its focused handle by one ``step`` (PageUp and PageDown by five).
+    It has no readout of its own: an ``Explorer`` shows a number box beside it
+    (``ValueBox``) where a typed value sets it exactly, so on a long range (positions 0 to
+    4096, about 17 positions a pixel) a drag gets near and the box picks the exact value.
     """
     import ipywidgets as widgets
 
@@ -493,6 +650,7 @@ def int_slider(description: str, value: int, lo: int, hi: int, step: int = 1) ->
         max=hi,
         step=step,
         description=description,
+        readout=False,
         continuous_update=True,
         layout=widgets.Layout(width=SLIDER_WIDTH, flex="0 0 auto"),
         style={"description_width": DESCRIPTION_WIDTH},
@@ -514,9 +672,8 @@ def checkbox(description: str, value: bool) -> widgets.Checkbox:
 def log_slider(description: str, value: float, lo: float, hi: float) -> widgets.FloatLogSlider:
     """A slider for ``base``: 10**lo .. 10**hi on a log scale, updating while dragged.
 
-    Steps of 10**0.01 (about 2.3 %), and one readout format over the whole range: four
-    significant digits in plain decimals (``3.162``, ``112.2``, ``10000``), never an
-    exponent.
+    Steps of 10**0.01 (about 2.3 %) when dragged; the number box an ``Explorer`` shows
+    beside it (``ValueBox``) takes any value in the range and shows four significant digits.
     """
     import ipywidgets as widgets
 
@@ -526,7 +683,7 @@ def log_slider(description: str, value: float, lo: float, hi: float) -> widgets.
         min=lo,
         max=hi,
         step=0.01,
-        readout_format=".4r",
+        readout=False,
         description=description,
         continuous_update=True,
         layout=widgets.Layout(width=SLIDER_WIDTH, flex="0 0 auto"),

@@ -16,6 +16,7 @@ import numpy as np
 
 from helpers.i18n import tr
 from helpers.widgets.base import (
+    FONT,
     Explorer,
     int_slider,
     interactive,
@@ -95,7 +96,7 @@ class DecayExplorer(Explorer):
         ax.set_ylabel(tr("dot product"))
         # under the axes: the profile may reach any height
         ax.legend(
-            loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=3, fontsize="small", frameon=False
+            loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=3, fontsize=FONT, frameon=False
         )
         (self.bound_line,) = self.ax_bound.plot([], [], color="tab:purple", lw=2)
         self.ax_bound.set_xlabel(tr("relative distance r"))

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from helpers.i18n import tr
-from helpers.widgets.base import Explorer, int_slider, interactive, subtitle
+from helpers.widgets.base import FONT, Explorer, int_slider, interactive, subtitle
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -109,7 +109,7 @@ class FamiliesExplorer(Explorer):
             loc="upper center",
             bbox_to_anchor=(0.5, -0.17),
             ncol=2,
-            fontsize=8,
+            fontsize=FONT,
             frameon=False,
             markerscale=2,
         )
@@ -126,8 +126,8 @@ class FamiliesExplorer(Explorer):
         ax_bias.set_ylabel(tr("query i"))
         ax_bias.set_title(tr("your t5_bias, one head"), fontsize=10, y=1.0)
         bar = fig.colorbar(self.matrix, cax=ax_bar)
-        bar.ax.tick_params(labelsize=8)
-        bar.set_label("stand-in bias", fontsize=8)
+        bar.ax.tick_params(labelsize=FONT)
+        bar.set_label("stand-in bias", fontsize=FONT)
         # num_buckets sets the y-limits: that axis moves (a cached layer, not the background)
         self.animate(
             [self.log_dots, self.exact_dots, self.limits, self.last_text, self.matrix],

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from helpers.i18n import tr
-from helpers.widgets.base import Explorer, int_slider, interactive, log_slider
+from helpers.widgets.base import FONT, Explorer, int_slider, interactive, log_slider
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -132,9 +132,9 @@ class LongContextExplorer(Explorer):
         ax_rate.set_title(tr("the rates of each method"), fontsize=10, y=1.0)
         ax_ratio.set_title(tr("at factor × train_len (grey: slow pairs)"), fontsize=10, y=1.0)
         fig.legend(
-            handles=self.rate_lines, loc="upper left", bbox_to_anchor=(0.8, 0.87), fontsize=8
+            handles=self.rate_lines, loc="upper left", bbox_to_anchor=(0.8, 0.87), fontsize=FONT
         )
-        self.counts = fig.text(0.805, 0.13, "", fontsize=8.5, va="bottom")
+        self.counts = fig.text(0.805, 0.13, "", fontsize=FONT, va="bottom")
         # the counts change less often than the lines: a cached layer, drawn when they change;
         # d sets the x-limits of both axes: those axes move (a layer, not the background)
         self.animate(

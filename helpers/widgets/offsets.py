@@ -25,6 +25,7 @@ import numpy as np
 
 from helpers.i18n import tr
 from helpers.widgets.base import (
+    FONT,
     Explorer,
     int_slider,
     interactive,
@@ -144,13 +145,13 @@ class OffsetsExplorer(Explorer):
             self.titles[name] = ax.set_title("", fontsize=10, y=1.0)
         self.axes["RoPE"].set_ylabel(tr("score of query at s + offset, key at s"))
         fig.text(
-            0.01, 0.025, tr("spread = max - min over the listed starts"), fontsize=8, color="0.3"
+            0.01, 0.025, tr("spread = max - min over the listed starts"), fontsize=FONT, color="0.3"
         )
         fig.legend(
             handles=[self.curves["RoPE"], self.markers["RoPE"]],
             loc="lower center",
             ncol=2,
-            fontsize=8,
+            fontsize=FONT,
             frameon=False,
         )
         self.suptitle = fig.suptitle("", fontsize=10, y=0.985)

@@ -20,7 +20,15 @@ import numpy as np
 
 from helpers import validate
 from helpers.i18n import tr
-from helpers.widgets.base import Explorer, checkbox, int_slider, interactive, learner, log_slider
+from helpers.widgets.base import (
+    FONT,
+    Explorer,
+    checkbox,
+    int_slider,
+    interactive,
+    learner,
+    log_slider,
+)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -167,7 +175,7 @@ class OrderExplorer(Explorer):
 
         fig.set_layout_engine("none")
         self.axes = fig.subplots(
-            1, 3, gridspec_kw={"left": 0.06, "right": 0.9, "bottom": 0.2, "top": 0.8, "wspace": 0.3}
+            1, 3, gridspec_kw={"left": 0.09, "right": 0.9, "bottom": 0.2, "top": 0.8, "wspace": 0.3}
         )
         norm = PowerNorm(gamma=0.4, vmin=0.0, vmax=1.0)
         self.images = []
@@ -224,8 +232,8 @@ class OrderExplorer(Explorer):
                 ax.set_ylim(n - 0.5, -0.5)
                 # the words on the first map only: every map has the original order
                 if n <= len(WORDS) and ax is self.axes[0]:
-                    ax.set_xticks(range(n), labels, rotation=90, fontsize=8)
-                    ax.set_yticks(range(n), labels, fontsize=8)
+                    ax.set_xticks(range(n), labels, rotation=90, fontsize=FONT)
+                    ax.set_yticks(range(n), labels, fontsize=FONT)
                 else:
                     ax.set_xticks([0, n - 1] if n > len(WORDS) else [])
                     ax.set_yticks([0, n - 1] if n > len(WORDS) else [])

@@ -20,6 +20,7 @@ import numpy as np
 
 from helpers.i18n import tr
 from helpers.widgets.base import (
+    FONT,
     Explorer,
     int_slider,
     interactive,
@@ -116,7 +117,7 @@ class RopeExplorer(Explorer):
         ax.grid(True, alpha=0.3)
         # legends under the axes: the curves may reach any height
         ax.legend(
-            loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=3, fontsize=8, frameon=False
+            loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=3, fontsize=FONT, frameon=False
         )
         ax.set_title(tr("the same offset at every shift s"), fontsize=10, y=1.0)
         self.score_title = subtitle(ax)  # short: every glyph is drawn at every update
@@ -134,7 +135,7 @@ class RopeExplorer(Explorer):
         turns_ax.set_ylabel(tr("turns over |m − n|"))
         turns_ax.grid(True, which="major", alpha=0.3)
         turns_ax.legend(
-            loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=2, fontsize=8, frameon=False
+            loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=2, fontsize=FONT, frameon=False
         )
         turns_ax.set_title(tr("turns per pair over the distance |n − m|"), fontsize=10, y=1.0)
         self.turns_title = subtitle(turns_ax)

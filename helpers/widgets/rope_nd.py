@@ -14,7 +14,12 @@ the mixed one. Sliders: ``grid``, the query's ``row`` and ``col``, ``d``, the ax
 height, width) of a prompt of ``text_before`` tokens, one image of ``grid_h`` x ``grid_w``
 patches merged ``merge`` x ``merge``, and ``text_after`` tokens, token by token, the image's
 tokens shaded; a dashed line shows where the text after the image would start if the image
-counted as h * w tokens of text.
+counted as h * w tokens of text. Given ``mrope_angles`` and ``mrope_interleaved_angles`` too, a
+second panel shows the 64 pairs of a head of 128 (base 1e6), coloured by the axis each follows,
+as bars of how far each pair turns across the image (the height's pairs over its h rows, the
+width's over its w columns, the temporal pairs over 8 frames); the ``interleaved`` checkbox
+switches from Qwen2-VL's blocks ([16, 24, 24], ``mrope_angles``) to Qwen3-VL's interleaved
+layout ([24, 20, 20], ``mrope_interleaved_angles``).
 """
 
 from __future__ import annotations
@@ -26,7 +31,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from helpers.i18n import tr
-from helpers.widgets.base import Explorer, int_slider, interactive, learner, log_slider
+from helpers.widgets.base import (
+    FONT,
+    Explorer,
+    checkbox,
+    int_slider,
+    interactive,
+    learner,
+    log_slider,
+)
 
 if TYPE_CHECKING:
     import ipywidgets as widgets
@@ -183,7 +196,7 @@ class PatchScoreExplorer(Explorer):
         # a colour bar of its own: the maps' colour limits follow each frame, the bar does not
         scale = ScalarMappable(norm=Normalize(-1.0, 1.0), cmap=cmap)
         bar = fig.colorbar(scale, cax=bar_ax, ticks=[])
-        bar.set_label(tr("score: red > 0, blue < 0"), fontsize=8)
+        bar.set_label(tr("score: red > 0, blue < 0"), fontsize=FONT)
         self.axes = axes
         self.animate([*self.maps, *self.marks, *self.notes])
 
@@ -252,6 +265,8 @@ def patch_score_explorer(
 
 
 ROWS = (("t", "tab:green"), ("h", "tab:blue"), ("w", "tab:orange"))
+BUDGET_D, BUDGET_BASE, FRAMES = 128, 1e6, 8  # the head of the frequency-budget panel
+LAYOUTS = {False: [16, 24, 24], True: [24, 20, 20]}  # Qwen2-VL's blocks, Qwen3-VL's interleave
 
 
 class MropeExplorer(Explorer):
@@ -259,7 +274,9 @@ class MropeExplorer(Explorer):
 
     Artists the tests read: ``id_lines`` (t, h, w), ``image_band`` (the image's tokens),
     ``count_line`` (where the text after would start if the image were h * w text tokens)
-    and ``note``. ``ids`` holds the last ids drawn.
+    and ``note``. ``ids`` holds the last ids drawn. With the two angle functions: ``bars``
+    (one per pair, coloured by its axis), ``budget_note``, and ``turns`` (axis, turn of each
+    pair across the image) of the last layout drawn.
     """
 
     def __init__(
@@ -270,9 +287,19 @@ class MropeExplorer(Explorer):
         grid_w: int = 12,
         merge: int = 2,
         text_after: int = 4,
+        mrope_angles: Callable | None = None,
+        mrope_interleaved_angles: Callable | None = None,
+        interleaved: bool = False,
     ):
         self.mrope_position_ids = learner("mrope_position_ids", mrope_position_ids)
+        self.layouts = None
+        if mrope_angles is not None and mrope_interleaved_angles is not None:
+            self.layouts = {
+                False: learner("mrope_angles", mrope_angles),
+                True: learner("mrope_interleaved_angles", mrope_interleaved_angles),
+            }
         self.ids = None
+        self.turns = None
         controls = {
             "text_before": int_slider("text_before", text_before, 1, 32),
             "grid_h": int_slider("grid_h", grid_h, 1, MAX_GRID),
@@ -280,15 +307,20 @@ class MropeExplorer(Explorer):
             "merge": int_slider("merge", merge, 1, 4),
             "text_after": int_slider("text_after", text_after, 1, 32),
         }
+        if self.layouts is not None:
+            controls["interleaved"] = checkbox(tr("interleaved (Qwen3-VL)"), interleaved)
         super().__init__(
-            controls, figsize=(11.0, 4.2), title=tr("M-RoPE: three ids per token (Qwen2-VL)")
+            controls,
+            figsize=(11.0, 7.4 if self.layouts is not None else 4.2),
+            title=tr("M-RoPE: three ids per token (Qwen2-VL)"),
         )
 
     def draw(self, fig: Figure) -> None:
         from matplotlib.patches import Rectangle
 
         fig.set_layout_engine("none")
-        ax = fig.add_axes((0.07, 0.14, 0.9, 0.66))
+        two = self.layouts is not None
+        ax = fig.add_axes((0.07, 0.6, 0.9, 0.33) if two else (0.07, 0.14, 0.9, 0.66))
         self.ax = ax
         self.image_band = Rectangle((0, 0), 0, 1, color="0.88", lw=0, zorder=0)
         ax.add_patch(self.image_band)
@@ -312,19 +344,46 @@ class MropeExplorer(Explorer):
         fig.legend(
             handles=[*self.id_lines, self.count_mark],
             loc="upper left",
-            bbox_to_anchor=(0.07, 0.99),
+            bbox_to_anchor=(0.07, 0.995 if two else 0.99),
             ncol=4,
-            fontsize=8,
+            fontsize=FONT,
             frameon=False,
         )
-        self.note = fig.text(0.07, 0.85, "", fontsize=9, va="bottom")
-        self.animate(
-            [self.image_band, *self.id_lines, self.count_line, self.count_mark, self.note],
-            moving=[ax.xaxis, ax.yaxis],
-        )
+        self.note = fig.text(0.07, 0.945 if two else 0.85, "", fontsize=FONT, va="bottom")
+        artists = [self.image_band, *self.id_lines, self.count_line, self.count_mark, self.note]
+        moving = [ax.xaxis, ax.yaxis]
+        self.bars = []
+        if two:
+            bx = fig.add_axes((0.07, 0.09, 0.9, 0.36))
+            self.budget_ax = bx
+            pairs = np.arange(BUDGET_D // 2)
+            self.bars = list(bx.bar(pairs, np.ones(pairs.size), width=0.8, color="0.7", log=True))
+            bx.set_xlim(-0.7, pairs.size - 0.3)
+            bx.set_ylim(1e-6, 100.0)
+            bx.set_xlabel(tr("pair j of a head of 128 (base 1e6)"))
+            bx.set_ylabel(tr("turn across the image (rad)"))
+            bx.grid(True, axis="y", alpha=0.3)
+            from matplotlib.patches import Patch
+
+            bx.legend(
+                handles=[Patch(color=c, label=tr("{row} pairs", row=n)) for n, c in ROWS],
+                loc="upper right",
+                ncol=3,
+                fontsize=FONT,
+                frameon=False,
+            )
+            self.budget_note = fig.text(0.07, 0.465, "", fontsize=FONT, va="bottom")
+            artists += [*self.bars, self.budget_note]
+        self.animate(artists, moving=moving)
 
     def update(
-        self, text_before: int, grid_h: int, grid_w: int, merge: int, text_after: int
+        self,
+        text_before: int,
+        grid_h: int,
+        grid_w: int,
+        merge: int,
+        text_after: int,
+        interleaved: bool = False,
     ) -> None:
         m = int(merge)
         gh, gw = max(m, m * (int(grid_h) // m)), max(m, m * (int(grid_w) // m))
@@ -361,13 +420,59 @@ class MropeExplorer(Explorer):
         top = max(float(ids.max()), start + n_img) + 1
         self.ax.set_xlim(-0.5, ids.shape[1] - 0.5)
         self.ax.set_ylim(-0.5, top + 0.5)
+        if self.layouts is not None:
+            with self.panel(*self.bars, self.budget_note):
+                self.draw_budget(bool(interleaved), h, w)
+
+    def draw_budget(self, interleaved: bool, h: int, w: int) -> None:
+        """Bars: how far each pair turns across the image (h rows, w columns, 8 frames)."""
+        section = LAYOUTS[interleaved]
+        spans = (FRAMES - 1, h - 1, w - 1)
+        unit = np.asarray(
+            self.layouts[interleaved](np.eye(3, dtype=np.int64), BUDGET_D, BUDGET_BASE, section),
+            dtype=np.float64,
+        )  # token a: id 1 on axis a only, so row a holds the rates of a's pairs
+        if unit.shape != (3, BUDGET_D // 2):
+            raise ValueError(f"the angles have shape {unit.shape}, expected (3, {BUDGET_D // 2})")
+        axis = np.argmax(unit, axis=0)
+        turn = unit[axis, np.arange(unit.shape[1])] * np.asarray(spans, dtype=float)[axis]
+        self.turns = (axis, turn)
+        for bar, a, t in zip(self.bars, axis, turn):
+            bar.set_height(max(float(t), 1e-6))
+            bar.set_color(ROWS[int(a)][1])
+        fastest = [float(turn[axis == a].max()) if np.any(axis == a) else 0.0 for a in range(3)]
+        self.budget_note.set_text(
+            tr(
+                "{layout} {section}: the fastest pair turns {t:.2g} rad across {frames} frames "
+                "(t), {hh:.2g} across {h} rows (h), {ww:.2g} across {w} columns (w)",
+                layout=tr("interleaved (Qwen3-VL)") if interleaved else tr("blocks (Qwen2-VL)"),
+                section=section,
+                t=fastest[0],
+                frames=FRAMES,
+                hh=fastest[1],
+                h=h,
+                ww=fastest[2],
+                w=w,
+            )
+        )
 
 
-def mrope_explorer(mrope_position_ids: Callable, **defaults) -> MropeExplorer | None:
-    """Sliders text_before, grid_h, grid_w, merge and text_after over the learner's ids.
+def mrope_explorer(
+    mrope_position_ids: Callable,
+    mrope_angles: Callable | None = None,
+    mrope_interleaved_angles: Callable | None = None,
+    **defaults,
+) -> MropeExplorer | None:
+    """Sliders text_before, grid_h, grid_w, merge and text_after over the learner's ids; with
+    both angle functions, the frequency-budget panel and its ``interleaved`` checkbox.
 
     ``defaults`` sets the starting values. Returns ``None`` while nbgrader runs the notebook.
     """
     if not interactive():
         return None
-    return MropeExplorer(mrope_position_ids=mrope_position_ids, **defaults)
+    return MropeExplorer(
+        mrope_position_ids=mrope_position_ids,
+        mrope_angles=mrope_angles,
+        mrope_interleaved_angles=mrope_interleaved_angles,
+        **defaults,
+    )

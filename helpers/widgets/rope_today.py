@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from helpers.i18n import tr
-from helpers.widgets.base import Explorer, checkbox, int_slider, interactive, learner
+from helpers.widgets.base import FONT, Explorer, checkbox, int_slider, interactive, learner
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -85,16 +85,18 @@ class RopeTodayExplorer(Explorer):
         }
         super().__init__(
             controls,
-            figsize=(12.0, 5.0),
+            figsize=(12.0, 5.6),
             title=tr("RoPE today: a layer plan, a partly rotated head, a sink cache"),
         )
 
     def draw(self, fig: Figure) -> None:
         fig.set_layout_engine("none")
-        ax_plan = fig.add_axes((0.05, 0.72, 0.42, 0.14))
-        ax_rate = fig.add_axes((0.07, 0.1, 0.4, 0.47))
-        ax_slot = fig.add_axes((0.56, 0.72, 0.4, 0.14))
-        ax_err = fig.add_axes((0.58, 0.1, 0.38, 0.47))
+        # two columns: the layer plan over the rates (left), the sink cache over its errors
+        # (right); each column's caption sits under its top panel, above its lower one
+        ax_plan = fig.add_axes((0.05, 0.76, 0.42, 0.12))
+        ax_rate = fig.add_axes((0.07, 0.09, 0.4, 0.44))
+        ax_slot = fig.add_axes((0.56, 0.76, 0.4, 0.12))
+        ax_err = fig.add_axes((0.58, 0.09, 0.38, 0.44))
         self.ax_plan, self.ax_rate, self.ax_slot, self.ax_err = ax_plan, ax_rate, ax_slot, ax_err
         blank = np.full((1, MAX_LAYERS), np.nan)
         self.plan_image = ax_plan.imshow(
@@ -105,20 +107,28 @@ class RopeTodayExplorer(Explorer):
         ax_plan.set_yticks([])
         ax_plan.set_xlabel(tr("layer"), labelpad=1)
         ax_plan.set_title(
-            tr("layer plan: log10(base), yellow 1e6, purple 1e4, grey none"), fontsize=9
+            tr("layer plan: log10(base), yellow 1e6, purple 1e4, grey none"), fontsize=FONT
         )
         pairs = np.arange(HEAD_D // 2)
-        (self.partial_line,) = ax_rate.plot(pairs, np.full(pairs.size, np.nan), lw=1.8)
-        (self.proportional_line,) = ax_rate.plot(pairs, np.full(pairs.size, np.nan), lw=1.8)
+        # markers as well as lines: one rotated pair is one point, not an empty panel
+        (self.partial_line,) = ax_rate.plot(
+            pairs, np.full(pairs.size, np.nan), "o-", lw=1.8, ms=3, clip_on=False
+        )
+        (self.proportional_line,) = ax_rate.plot(
+            pairs, np.full(pairs.size, np.nan), "s-", lw=1.8, ms=3, clip_on=False
+        )
         self.partial_line.set_label(tr("partial rotary (2i/rot)"))
         self.proportional_line.set_label(tr("proportional (2i/d)"))
         ax_rate.set_yscale("log")
         ax_rate.set_ylim(1e-7, 2.0)
-        ax_rate.set_xlim(-0.5, HEAD_D // 2 - 0.5)
+        ax_rate.set_xlim(-3, HEAD_D // 2 - 0.5)  # pair 0 clear of the left spine
         ax_rate.set_xlabel(tr("pair i (d = 256, base 1e6)"))
         ax_rate.set_ylabel(tr("rate θᵢ (0: not rotated)"))
         ax_rate.grid(True, alpha=0.3)
-        ax_rate.legend(loc="lower left", fontsize=8)
+        ax_rate.legend(loc="lower left", fontsize=FONT)
+        self.rate_note = ax_rate.text(
+            0.98, 0.96, "", transform=ax_rate.transAxes, ha="right", va="top", fontsize=FONT
+        )
         self.slot_image = ax_slot.imshow(
             np.full((1, MAX_WINDOW), np.nan),
             aspect="auto",
@@ -131,7 +141,7 @@ class RopeTodayExplorer(Explorer):
         ax_slot.set_xlim(-0.5, MAX_WINDOW - 0.5)
         ax_slot.set_yticks([])
         ax_slot.set_xlabel(tr("slot"), labelpad=1)
-        ax_slot.set_title(tr("sink cache: the token in each slot (dark: old)"), fontsize=9)
+        ax_slot.set_title(tr("sink cache: the token in each slot (dark: old)"), fontsize=FONT)
         slots = np.arange(MAX_WINDOW)
         (self.error_line,) = ax_err.plot(slots, np.full(MAX_WINDOW, np.nan), "o-", ms=3, lw=1)
         ax_err.set_yscale("log")
@@ -140,20 +150,22 @@ class RopeTodayExplorer(Explorer):
         ax_err.set_xlabel(tr("slot"))
         ax_err.set_ylabel(tr("|cache - apply_rope(raw key, slot)|"))
         ax_err.grid(True, alpha=0.3)
-        self.summary = fig.text(0.58, 0.6, "", fontsize=8.5)
+        self.plan_note = fig.text(0.05, 0.655, "", fontsize=FONT, va="top")
+        self.cache_note = fig.text(0.56, 0.655, "", fontsize=FONT, va="top")
         self.animate(
             [
                 self.plan_image,
                 self.partial_line,
                 self.proportional_line,
+                self.rate_note,
                 self.slot_image,
                 self.error_line,
             ],
-            slow=[self.summary],
+            slow=[self.plan_note, self.cache_note],
         )
 
-    def slow_key(self) -> str:
-        return self.summary.get_text()
+    def slow_key(self) -> tuple[str, str]:
+        return self.plan_note.get_text(), self.cache_note.get_text()
 
     def stream(self, window: int, num_sink: int, steps: int):
         """The kept token ids after ``steps`` one-token updates, and each slot's error.
@@ -189,7 +201,7 @@ class RopeTodayExplorer(Explorer):
         steps: int,
     ) -> None:
         every_base = 0.0 if no_rope else 1e6
-        lines = []
+        plan_note = cache_note = ""
         with self.panel(self.plan_image):
             plan = np.asarray(
                 self.layer_rope_bases(int(n_layers), int(every), 1e4, every_base), dtype=float
@@ -201,7 +213,7 @@ class RopeTodayExplorer(Explorer):
             self.plan = plan
             special = int(np.count_nonzero(plan == every_base))
             what = tr("without RoPE") if no_rope else tr("global (1e6)")
-            lines.append(tr("{k} of {n} layers {what}", k=special, n=plan.size, what=what))
+            plan_note = tr("{k} of {n} layers {what}", k=special, n=plan.size, what=what)
         p = int(pairs) / (HEAD_D // 2)  # exact in binary: int(d * p) = 2 * pairs
         for line, fn in (
             (self.partial_line, self.partial_thetas),
@@ -210,6 +222,13 @@ class RopeTodayExplorer(Explorer):
             with self.panel(line):
                 rates = np.asarray(fn(HEAD_D, HEAD_BASE, p), dtype=float)
                 line.set_ydata(np.where(rates > 0, rates, np.nan))
+        self.rate_note.set_text(
+            tr(
+                "{pairs} of {total} pairs rotated; the others keep rate 0 (not drawn)",
+                pairs=int(pairs),
+                total=HEAD_D // 2,
+            )
+        )
         with self.panel(self.slot_image, self.error_line):
             num_sink = min(int(num_sink), int(window) - 1)
             kept, err = self.stream(int(window), num_sink, int(steps))
@@ -220,18 +239,17 @@ class RopeTodayExplorer(Explorer):
             shown[: err.size] = np.clip(err, ERROR_LIMITS[0] * 1.5, None)
             self.error_line.set_ydata(shown)
             self.kept_tokens, self.errors_per_slot = kept, err
-            lines.append(
-                tr(
-                    "after {steps} tokens: sinks {sinks}, then tokens {first}..{last}; "
-                    "largest error {err:.1e}",
-                    steps=int(steps),
-                    sinks=kept[:num_sink],
-                    first=kept[num_sink] if len(kept) > num_sink else "-",
-                    last=kept[-1],
-                    err=float(err.max()),
-                )
+            cache_note = tr(
+                "after {steps} tokens: sinks {sinks}, then tokens {first}..{last}\n"
+                "largest error {err:.1e}",
+                steps=int(steps),
+                sinks=kept[:num_sink],
+                first=kept[num_sink] if len(kept) > num_sink else "-",
+                last=kept[-1],
+                err=float(err.max()),
             )
-        self.summary.set_text("\n".join(lines))
+        self.plan_note.set_text(plan_note)
+        self.cache_note.set_text(cache_note)
 
 
 def rope_today_explorer(

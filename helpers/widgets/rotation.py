@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from helpers.i18n import tr
-from helpers.widgets.base import Explorer, int_slider, interactive, learner, log_slider, subtitle
+from helpers.widgets.base import (
+    FONT,
+    Explorer,
+    int_slider,
+    interactive,
+    learner,
+    log_slider,
+    subtitle,
+)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -127,7 +135,7 @@ class ShiftExplorer(Explorer):
             [], [], "o", ms=10, mfc="none", mec="tab:orange", mew=2, label=tr("PE(pos + k)")
         )
         self.labels = [
-            ax.text(c[0], c[1] - _RADIUS - 0.05, "", ha="center", va="top", fontsize=8)
+            ax.text(c[0], c[1] - _RADIUS - 0.05, "", ha="center", va="top", fontsize=FONT)
             for c in clock_centres(N_CLOCKS)
         ]
         fig.legend(
@@ -135,12 +143,14 @@ class ShiftExplorer(Explorer):
             loc="upper left",
             bbox_to_anchor=(0.0, 0.93),
             ncol=4,
-            fontsize=8,
+            fontsize=FONT,
             frameon=False,
             handlelength=1.5,
         )
         self.heading = fig.text(0.01, 0.975, "", fontsize=11, va="top", weight="bold")
-        self.pairs_note = fig.text(0.56, 0.975, "", fontsize=9, va="top", ha="right", color="0.3")
+        self.pairs_note = fig.text(
+            0.56, 0.975, "", fontsize=FONT, va="top", ha="right", color="0.3"
+        )
         self._labelled_d = None
 
         (self.err_line,) = err_ax.plot([], [], color="tab:blue", lw=1)
@@ -149,7 +159,7 @@ class ShiftExplorer(Explorer):
         err_ax.set_ylim(_FLOOR / 3, 30)
         err_ax.set_xlim(0, self.max_len - 1)
         err_ax.set_xlabel("pos")
-        err_ax.set_ylabel(tr("max |M(k) PE(pos) − PE(pos + k)|"), fontsize=9)
+        err_ax.set_ylabel(tr("max |M(k) PE(pos) − PE(pos + k)|"), fontsize=FONT)
         err_ax.grid(True, which="major", alpha=0.3)
         err_ax.set_title(tr("one M(k) for every pos"), fontsize=10, y=1.0)
         self.err_title = subtitle(err_ax)  # above the data, which may reach any height

@@ -17,7 +17,7 @@ import numpy as np
 
 from helpers import validate
 from helpers.i18n import tr
-from helpers.widgets.base import Explorer, int_slider, interactive, learner, log_slider
+from helpers.widgets.base import FONT, Explorer, int_slider, interactive, learner, log_slider
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -108,7 +108,7 @@ class SincosExplorer(Explorer):
         self.ax_row.set_xlabel(tr("dimension j"))
         self.ax_row.set_ylabel(tr("PE[pos, j]"))
         self.row_legend = self.ax_row.legend(
-            loc="lower center", ncol=2, fontsize=8, framealpha=0.9, borderaxespad=0.2
+            loc="lower center", ncol=2, fontsize=FONT, framealpha=0.9, borderaxespad=0.2
         )
         self.row_title = self.ax_row.set_title("", fontsize=10, y=1.0)
 
@@ -130,7 +130,7 @@ class SincosExplorer(Explorer):
                 [0, 0], [0, 0], color=colour, lw=3.5 - 0.5 * k, solid_capstyle="round"
             )
             self.hands.append(hand)
-            label = fig.text(0.76, 0.25 - 0.06 * k, "", color=colour, fontsize=9)
+            label = fig.text(0.76, 0.25 - 0.06 * k, "", color=colour, fontsize=FONT)
             self.hand_labels.append(label)
         self.clock_title = self.ax_clock.set_title("", fontsize=10, y=1.0)
         # The table, its title and the wavelengths change with d, max_len and base only: a

@@ -540,6 +540,107 @@ MROPE_ANGLES = FunctionCheck(
     check_mutation=True,
 )
 
+
+# --------------------------------------------------------------------------- mrope_interleaved_angles
+
+
+def _interleaved_fixed() -> list[Case]:
+    ids = ref.mrope_position_ids(SPEC_LAYOUT)
+    image = ref.mrope_position_ids([("text", 1), ("image", (4, 4)), ("text", 1)])
+    p = np.arange(6)
+    return [
+        Case((ids, 8, 1e4, [2, 1, 1]), {}, tr("the ids of the example, d=8, base=1e4, [2, 1, 1]")),
+        Case(
+            (image, 128, 1e6, [24, 20, 20]),
+            {},
+            tr("an image of 2 x 2 tokens, Qwen3-VL's d=128, base=1e6, [24, 20, 20]"),
+        ),
+        Case(
+            (np.stack([p, p, p]).tolist(), 8, 1e4, [2, 1, 1]),
+            {},
+            tr("text only, d=8, [2, 1, 1], lists"),
+        ),
+        Case((ids, 12, 1e4, [2, 2, 2]), {}, tr("sections at the limit: [2, 2, 2], d=12"), "edge"),
+        Case((ids, 8, 1e4, [2, 2, 0]), {}, tr("bad input: a height section of 2 pairs at d=8")),
+        Case((ids[:2], 8, 1e4, [2, 1, 1]), {}, tr("bad input: ids of 2 rows")),
+    ]
+
+
+def _interleaved_random(rng: np.random.Generator) -> list[Case]:
+    cases = []
+    for _ in range(5):
+        d = int(2 * rng.integers(3, 129))
+        half = d // 2
+        s_h = int(rng.integers(0, half // 3 + 1))
+        s_w = int(rng.integers(0, min(half // 3, half - s_h) + 1))
+        section = [half - s_h - s_w, s_h, s_w]
+        ids = rng.integers(0, 4097, size=(3, int(rng.integers(1, 9))))
+        base = log_base(rng)
+        cases.append(
+            Case(
+                (maybe_list(rng, ids), d, base, section),
+                {},
+                f"{ids.shape[1]} tokens, d={d}, base={fmt(base)}, mrope_section={section}",
+            )
+        )
+    return cases
+
+
+def mrope_interleaved_in_blocks(position_ids, d, base, mrope_section) -> np.ndarray:
+    """The sections left in blocks: Qwen2-VL's M-RoPE (mrope_angles)."""
+    ref.mrope_interleaved_angles(position_ids, d, base, mrope_section)  # refuses the same
+    return ref.mrope_angles(position_ids, d, base, mrope_section)
+
+
+def _interleaved_from(position_ids, d, base, mrope_section, h_at: int, w_at: int):
+    ref.mrope_interleaved_angles(position_ids, d, base, mrope_section)  # refuses the same
+    ids = np.asarray(position_ids, dtype=np.float64)
+    th = ref.thetas(d, base)
+    j = np.arange(d // 2)
+    which = np.zeros(d // 2, dtype=int)
+    which[(j % 3 == h_at) & (j < 3 * mrope_section[1])] = 1
+    which[(j % 3 == w_at) & (j < 3 * mrope_section[2])] = 2
+    return ids[which].T * th
+
+
+def mrope_interleaved_wrong_start(position_ids, d, base, mrope_section) -> np.ndarray:
+    """The interleave started at the height: h on j % 3 == 0, w on 1, t on 2."""
+    return _interleaved_from(position_ids, d, base, mrope_section, 0, 1)
+
+
+def mrope_interleaved_wrong_start_hw_t(position_ids, d, base, mrope_section) -> np.ndarray:
+    """The interleave started at the height, width after the temporal: h 0, t 1, w 2."""
+    return _interleaved_from(position_ids, d, base, mrope_section, 0, 2)
+
+
+M_INTERLEAVED_BLOCKS = Mistake(
+    "the sections left in blocks",
+    "your pairs turn in three blocks, t then h then w, as Qwen2-VL's mrope_angles does, so the "
+    "width gets only the slowest rates (the example's token 3 gives [2, 0.2, 0.02, 0.003] "
+    "instead of [2, 0.2, 0.03, 0.002]). Qwen3-VL interleaves them: pair j turns with the height "
+    "when j % 3 == 1 and j < 3 * s_h, with the width when j % 3 == 2 and j < 3 * s_w, with the "
+    "temporal id otherwise.",
+    mrope_interleaved_in_blocks,
+)
+
+M_INTERLEAVED_WRONG_START = Mistake(
+    "the interleave started at the wrong axis",
+    "your interleave gives pair 0 to the height, so the fastest pair no longer turns with the "
+    "temporal id. The pattern starts with t: pair j turns with the height when j % 3 == 1, with "
+    "the width when j % 3 == 2 (while j < 3 * s_h, 3 * s_w), with the temporal id otherwise.",
+    mrope_interleaved_wrong_start,
+    variants=(mrope_interleaved_wrong_start_hw_t,),
+)
+
+MROPE_INTERLEAVED_ANGLES = FunctionCheck(
+    name="mrope_interleaved_angles",
+    kind="array",
+    fixed=_interleaved_fixed,
+    random=_interleaved_random,
+    mistakes=(M_INTERLEAVED_BLOCKS, M_INTERLEAVED_WRONG_START),
+    check_mutation=True,
+)
+
 ASSIGNMENT = "11_rope_nd"
 # The graded functions in notebook order.
 CHECKS = (
@@ -551,4 +652,5 @@ CHECKS = (
     INTERACTION_TERM,
     MROPE_POSITION_IDS,
     MROPE_ANGLES,
+    MROPE_INTERLEAVED_ANGLES,
 )

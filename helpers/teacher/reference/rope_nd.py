@@ -27,6 +27,7 @@ __all__ = [  # noqa: RUF022  (in the order the notebook teaches them)
     "interaction_term",
     "mrope_position_ids",
     "mrope_angles",
+    "mrope_interleaved_angles",
 ]
 
 ASSIGNMENT = "11_rope_nd"
@@ -271,4 +272,34 @@ def mrope_angles(position_ids, d, base, mrope_section) -> np.ndarray:
             f"got {mrope_section!r}"
         )
     which = np.repeat(np.arange(3), [int(v) for v in sec])
+    return ids[which, :].T * th
+
+
+def _mrope_ids_and_sections(position_ids, d, base, mrope_section):
+    """The checks mrope_angles makes: ids (3, N) >= 0, rates, sections of d/2."""
+    mrope_angles(position_ids, d, base, mrope_section)
+    ids = validate.positions(position_ids, "position_ids")
+    return ids, thetas(int(d), base), [int(v) for v in mrope_section]
+
+
+def mrope_interleaved_angles(position_ids, d, base, mrope_section) -> np.ndarray:
+    """Qwen3-VL's interleaved M-RoPE: the angle of every pair of every token (11_rope_nd).
+
+    pair j turns with the height id when j % 3 == 1 and j < 3 * s_h, with the width id when
+    j % 3 == 2 and j < 3 * s_w, with the temporal id otherwise, at theta_j = thetas(d, base)[j]
+    (transformers' ``Qwen3VLTextRotaryEmbedding``): every axis gets fast and slow rates.
+    ``mrope_section = [s_t, s_h, s_w]`` adds up to d/2, with 3 * s_h and 3 * s_w <= d/2.
+    # shapes: position_ids (3, N) -> (N, d // 2)
+    """
+    ids, th, (_, s_h, s_w) = _mrope_ids_and_sections(position_ids, d, base, mrope_section)
+    half = th.size
+    if 3 * s_h > half or 3 * s_w > half:
+        raise ValueError(
+            f"mrope_section {list(mrope_section)!r}: a height or width section of s pairs "
+            f"interleaves over 3 * s pairs, more than d/2 = {half}"
+        )
+    j = np.arange(half)
+    which = np.zeros(half, dtype=np.int64)  # the temporal id unless taken below
+    which[(j % 3 == 1) & (j < 3 * s_h)] = 1
+    which[(j % 3 == 2) & (j < 3 * s_w)] = 2
     return ids[which, :].T * th
