@@ -66,7 +66,7 @@ class TrainShortExplorer(Explorer):
         self.ax.set_ylim(-0.1, max(0.5, 1.1 * top))
         self.ax.set_xlabel(tr("position"))
         self.ax.set_ylabel(tr("excess over the best loss (nats)"))
-        self.ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+        self.ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=10, frameon=False)
         self.text = subtitle(self.ax)
         self.animate([*self.lines.values(), *self.marks.values(), self.text])
 
