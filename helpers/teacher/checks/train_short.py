@@ -39,10 +39,9 @@ def _log2_shows(case: Case, got, want) -> bool:
 
 
 def _log2_message(name: str) -> str:
-    return tr(
-        "your {name} is in bits (log base 2): every value is the right one divided by ln 2. "
-        "The course measures in nats: use np.log.",
-        name=name,
+    return (
+        f"your {name} is in bits (log base 2): every value is the right one divided by ln 2. "
+        "The course measures in nats: use np.log."
     )
 
 
