@@ -97,3 +97,23 @@ c.FeedbackExporter.template_name = feedback_render.TEMPLATE
 c.FeedbackExporter.extra_template_basedirs = feedback_render.template_dirs()
 c.FeedbackExporter.filters = feedback_render.FILTERS
 c.FeedbackExporter.exclude_anchor_links = True
+c.FeedbackExporter.preprocessors = ["helpers.teacher.pages.SafeCells"]
+
+# The Formgrader's page of a submission (helpers.teacher.pages): the course's template
+# pe_formgrade, where what a learner wrote is cleaned (nh3) and no inline script but the
+# template's own runs (the teacher's server sends a Content-Security-Policy: grade-ui and
+# the hub's teacher load helpers.teacher.pages as a server extension); formulas as MathML,
+# as in the feedback; each written answer with its grading guide beside it.
+from helpers.teacher import pages  # noqa: E402
+
+c.HTMLExporter.template_name = pages.TEMPLATE
+c.HTMLExporter.extra_template_basedirs = pages.template_dirs()
+c.HTMLExporter.filters = pages.FILTERS
+c.HTMLExporter.exclude_anchor_links = True
+c.HTMLExporter.preprocessors = [
+    "helpers.teacher.pages.SafeCells",
+    "helpers.teacher.pages.GradingGuide",
+    "helpers.teacher.pages.LateScore",
+]
+c.GradingGuide.course_root = ROOT
+c.LateScore.course_root = ROOT

@@ -37,13 +37,17 @@ import tempfile
 import time
 from pathlib import Path
 
-from helpers.teacher.classroom.course import assignment_ids, copy_course
+from helpers.teacher.classroom.course import assignment_ids, copy_course, course_id, db_url
+from helpers.teacher.classroom.grades import export_grades
 from helpers.teacher.classroom.grading import autograde
 from helpers.teacher.classroom.steps import register
 from tests import rehearsal
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_PER_SUBMISSION_S = 0.3  # 240 s for 100 x 8
+TARGET_PER_NOTEBOOK_S = 0.085  # the whole class, per notebook
+TARGET_PLAIN_RATIO = 0.1  # against plain nbgrader in the same run
+TARGET_BOOKKEEPING_SHARE = 0.05
 
 PLAIN_CONFIG = '''"""Plain nbgrader: its default autograde preprocessors, hidden tests asserted in the kernel."""
 c = get_config()  # noqa: F821
@@ -103,6 +107,55 @@ def plain_course(dest: Path, ids: list[str]) -> Path:
     return course
 
 
+def code_points(course: Path, assignment: str) -> float:
+    """The points of the code grade cells of ``assignment``'s source notebook: what a learner
+    whose answers are all the source's solutions gets without the written answers."""
+    import nbformat
+
+    nb = nbformat.read(course / "source" / assignment / f"{assignment}.ipynb", as_version=4)
+    return sum(
+        float(c.metadata["nbgrader"].get("points", 0))
+        for c in nb.cells
+        if c.cell_type == "code" and c.get("metadata", {}).get("nbgrader", {}).get("grade")
+    )
+
+
+def check_grades(course: Path, ids: list[str], learners: list[str], report, rows) -> list[str]:
+    """What disagrees between the grades reported and the gradebook, read one submission at
+    a time through nbgrader's own ``Gradebook`` (score less late penalty), the grades CSV
+    (``rows``), and what the learners answered: a learner answering every function with the
+    solutions (learner i, i % 4 == 0) gets every code point. Empty: all agree."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    problems = []
+    with Gradebook(db_url(course), course_id(course)) as gb:
+        for student in learners:
+            for a in ids:
+                try:
+                    sub = gb.find_submission(a, student)
+                    got = float(sub.score) - float(sub.late_submission_penalty or 0.0)
+                except MissingEntry:
+                    got = None
+                said = report.scores.get(student, {}).get(a)
+                if got is None or said is None or abs(got - said) > 1e-6:
+                    problems.append(f"{student} {a}: reported {said}, gradebook {got}")
+    from helpers.i18n import split_assignment
+
+    by_csv = {r["student_id"]: r for r in rows}
+    bases = {split_assignment(a)[0] for a in ids}
+    for student in learners:  # the CSV has one column per notebook: its better edition
+        mine = report.scores.get(student, {})
+        total = sum(max(v for a, v in mine.items() if split_assignment(a)[0] == b) for b in bases)
+        if abs(float(by_csv.get(student, {}).get("total", -1)) - round(total, 2)) > 0.006:
+            problems.append(f"{student}: grades CSV total {by_csv.get(student, {}).get('total')}")
+    for i, student in enumerate(learners):
+        for a in ids if i % 4 == 0 else []:
+            want, said = code_points(course, a), report.scores.get(student, {}).get(a, 0.0)
+            if abs(said - want) > 1e-6:
+                problems.append(f"{student} {a}: all answers right, scored {said} of {want}")
+    return problems
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--learners", type=int, default=100)
@@ -126,15 +179,23 @@ def main(argv: list[str] | None = None) -> int:
         course = copy_course(ROOT, Path(tmp) / "class", ids)
         t0 = time.perf_counter()
         build_class(course, learners, ids, args.seed)
+        t1 = time.perf_counter()
         register(course, ids)
+        registering = time.perf_counter() - t1
         print(
-            f"{len(learners)} learners x {len(ids)} notebooks generated and registered in "
-            f"{time.perf_counter() - t0:.1f} s",
+            f"{len(learners)} learners x {len(ids)} notebooks generated in {t1 - t0:.1f} s, "
+            f"registered in {registering:.1f} s",
             flush=True,
         )
 
         report = autograde(course, ids, jobs=args.jobs)
-        total = report.seconds
+        t2 = time.perf_counter()
+        rows = export_grades(course, course / "grades.csv", ids)
+        export = time.perf_counter() - t2
+        phases = {"registering": registering, **report.phases, "export": export}
+        phases["registering"] = registering + report.phases.get("registering", 0.0)
+        total = sum(phases.values())
+        problems = check_grades(course, ids, learners, report, rows)
         per_nb = {a: [t.seconds for t in report.tasks if t.assignment == a and t.ok] for a in ids}
 
         serial_per_nb = None
@@ -171,8 +232,11 @@ def main(argv: list[str] | None = None) -> int:
                 ),
                 "ours_mean_in_worker_s": round(ours, 3),
                 "plain_mean_in_worker_s": round(theirs, 3),
+                # both without registering (the plain course is registered before its run)
                 "ratio_per_notebook": round(
-                    (total / len(report.tasks)) / (preport.seconds / len(preport.tasks)), 3
+                    ((total - phases["registering"]) / len(report.tasks))
+                    / (preport.seconds / len(preport.tasks)),
+                    3,
                 ),
                 "same_grades": {s: preport.scores[s] == report.scores[s] for s in plain_sample},
                 "scores": preport.scores,
@@ -187,10 +251,24 @@ def main(argv: list[str] | None = None) -> int:
     target = TARGET_PER_SUBMISSION_S * len(report.tasks)
     load_after = os.getloadavg()
     print(
-        f"total time (parallel, including registering the assignments): {total:.1f} s "
+        f"total time (parallel; registering, grading, bookkeeping and export): {total:.1f} s "
         f"({total / 60:.1f} min; target <= {target:.0f} s: "
         f"{'met' if total <= target else 'MISSED'}); load average before "
         f"{load_before[0]:.2f}, after {load_after[0]:.2f} (1 min; the machine may be shared)"
+    )
+    n = len(report.tasks)
+    print(
+        f"whole class: {total / n:.3f} s per notebook (target <= {TARGET_PER_NOTEBOOK_S} s: "
+        f"{'met' if total / n <= TARGET_PER_NOTEBOOK_S else 'MISSED'})"
+    )
+    for name, seconds in phases.items():
+        print(
+            f"  {name:<12} {seconds:8.2f} s  {seconds / n:.4f} s per notebook  "
+            f"{100 * seconds / total:5.1f} %"
+        )
+    print(
+        f"bookkeeping: {100 * phases['bookkeeping'] / total:.1f} % of the total (target <= "
+        f"{100 * TARGET_BOOKKEEPING_SHARE:.0f} %)"
     )
     print("per-notebook median grading time inside a worker:")
     for a in ids:
@@ -202,12 +280,25 @@ def main(argv: list[str] | None = None) -> int:
         f"{statistics.mean(sum(r.values()) for r in report.scores.values()):.2f} of "
         f"{sum(report.max_scores.values()):.0f}"
     )
+    if problems:
+        print(f"GRADES WRONG: {len(problems)} disagree with the gradebook or the answers:")
+        for line in problems[:20]:
+            print(f"  {line}")
+    else:
+        print(
+            "grades checked: the reported scores are the gradebook's (nbgrader's Gradebook, "
+            "less late penalties) and the grades CSV's; every all-correct learner has every "
+            "code point"
+        )
     result = {
         "learners": len(learners),
         "notebooks": len(ids),
         "jobs": args.jobs,
         "cores": os.cpu_count(),
         "total_s": round(total, 2),
+        "per_notebook_s": round(total / len(report.tasks), 4),
+        "phases_s": {k: round(v, 3) for k, v in phases.items()},
+        "grades_wrong": problems,
         "median_s": {a: round(statistics.median(v), 3) for a, v in per_nb.items() if v},
         "graded": graded,
         "sandboxed": report.sandboxed,
@@ -222,8 +313,11 @@ def main(argv: list[str] | None = None) -> int:
             f"plain nbgrader (Execute, every cell in a kernel, the same checks asserted there) "
             f"on {plain['sample']} learners x {len(ids)} notebooks: "
             f"{plain['per_notebook_s']:.2f} s per notebook ({plain['total_s']:.1f} s, "
-            f"{args.jobs} jobs); this course: {total / len(report.tasks):.2f} s per notebook; "
-            f"ratio course / plain {plain['ratio_per_notebook']:.2f}x; "
+            f"{args.jobs} jobs); this course: "
+            f"{(total - phases['registering']) / len(report.tasks):.2f} s per notebook "
+            f"(registering left out of both); "
+            f"ratio course / plain {plain['ratio_per_notebook']:.3f}x (target <= "
+            f"{TARGET_PLAIN_RATIO}x); "
             f"same grades on {agree}/{plain['sample']} learners"
         )
         result["plain_nbgrader"] = plain
@@ -246,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {out.relative_to(ROOT)}")
-    return 0 if same in (None, True) and graded == len(report.tasks) else 1
+    return 0 if same in (None, True) and graded == len(report.tasks) and not problems else 1
 
 
 if __name__ == "__main__":

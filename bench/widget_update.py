@@ -110,15 +110,27 @@ def reference_function(name: str) -> Callable:
     return fn
 
 
-def build(cls: type[Explorer]) -> Explorer:
-    """``cls`` on the reference functions, with the ``LARGE`` start values it accepts."""
+def reference_kwargs(cls: type[Explorer]) -> dict[str, Callable]:
+    """The function parameters of ``cls``, each the reference function of its name: those
+    it needs and the optional ones that draw a panel of their own (default ``None``)."""
     kwargs = {}
     for name, param in inspect.signature(cls.__init__).parameters.items():
         if name == "self" or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             continue
-        if param.default is inspect.Parameter.empty:
+        if (
+            param.default is inspect.Parameter.empty
+            or param.default is None
+            and callable(getattr(ref, name, None))
+        ):
             kwargs[name] = reference_function(name)
-        elif name in LARGE:
+    return kwargs
+
+
+def build(cls: type[Explorer]) -> Explorer:
+    """``cls`` on the reference functions, with the ``LARGE`` start values it accepts."""
+    kwargs = reference_kwargs(cls)
+    for name in inspect.signature(cls.__init__).parameters:
+        if name in LARGE and name not in kwargs:
             kwargs[name] = LARGE[name]
     return cls(**kwargs)
 

@@ -292,12 +292,30 @@ def lab_command(lang: str = "en", root: Path = ROOT) -> list[str]:
     return [*cmd, str(root / "notebooks" / first / f"{first}.ipynb")]
 
 
-def grade_ui_command(root: Path = ROOT) -> list[str]:
+def _port(text: str) -> int:
+    """A TCP port number (argparse type)."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is a number from 1 to 65535, got {text!r}")
+    return port
+
+
+def grade_ui_command(root: Path = ROOT, port: int | None = None) -> list[str]:
     """JupyterLab on the course folder, opening nbgrader's Formgrader: its links to
     ``source/``, ``autograded/`` and ``feedback/`` resolve there (``lab``'s root is
     ``notebooks/``). Run it in the course folder, where nbgrader finds
-    ``nbgrader_config.py`` and ``gradebook.db``."""
+    ``nbgrader_config.py`` and ``gradebook.db``. The server sends the Formgrader's pages
+    with a Content-Security-Policy (``helpers.teacher.pages``); ``port``: that port or
+    none (no other port tried)."""
+    from helpers.teacher import pages
+
     cmd = [_bin("jupyter"), "lab", f"--notebook-dir={root}", "--LabApp.default_url=/formgrader"]
+    cmd += pages.server_args()
+    if port is not None:
+        cmd += [f"--ServerApp.port={port}", "--ServerApp.port_retries=0"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")
     return cmd
@@ -364,7 +382,8 @@ def main(argv: list[str] | None = None) -> int:
         gen.add_argument(
             "ids", nargs="*", help=f"assignment ids (default: all of {', '.join(ASSIGNMENTS)})"
         )
-        sub.add_parser("grade-ui", help="the Formgrader: JupyterLab on the course folder")
+        ui = sub.add_parser("grade-ui", help="the Formgrader: JupyterLab on the course folder")
+        ui.add_argument("--port", type=_port, default=None, help="its port (default: 8888 or next)")
         chk = sub.add_parser("check", help="grade a saved notebook as autograde would")
         chk.add_argument("notebook", type=Path)
         chk.add_argument("--seed", type=int, default=None, help="replay the random cases of a seed")
@@ -392,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "generate":
         return generate(args.ids)
     if args.command == "grade-ui":
-        cmd = grade_ui_command()
+        cmd = grade_ui_command(port=args.port)
         print(" ".join(cmd), flush=True)
         return subprocess.call(cmd, cwd=ROOT, env=_env_with_venv())
     if args.command == "check":

@@ -26,7 +26,12 @@ LAYERS = [
     ["helpers.teacher.seeds"],
     ["helpers.teacher.calling", "helpers.teacher.checks"],
     ["helpers.teacher.verdict", "helpers.teacher.notebook", "helpers.teacher.sandbox"],
-    ["helpers.teacher.kernel", "helpers.teacher.worker", "helpers.teacher.channel"],
+    [
+        "helpers.teacher.kernel",
+        "helpers.teacher.worker",
+        "helpers.teacher.channel",
+        "helpers.teacher.standins",
+    ],
     ["helpers.teacher.isolated", "helpers.grader"],
     [
         "helpers.teacher.nbgrader_plugin",
@@ -38,6 +43,7 @@ LAYERS = [
         "helpers.teacher.classroom",
         "helpers.teacher.feedback_page",
         "helpers.teacher.feedback_render",
+        "helpers.teacher.pages",
     ],
     ["helpers.cli", "helpers.__main__"],
 ]

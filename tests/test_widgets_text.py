@@ -10,7 +10,6 @@ the page shows each figure; here a figure is at its own CSS size (``figsize * 72
 from __future__ import annotations
 
 import importlib
-import inspect
 
 import pytest
 
@@ -23,16 +22,9 @@ CLASSES = bench.explorer_classes()
 
 
 def _small(explorer: Explorer) -> Explorer:
-    """``cls`` on the reference functions at its own start values."""
+    """An explorer of the same class on the reference functions at its own start values."""
     cls = type(explorer)
-    kwargs = {
-        name: bench.reference_function(name)
-        for name, param in inspect.signature(cls.__init__).parameters.items()
-        if name != "self"
-        and param.kind not in (param.VAR_POSITIONAL, param.VAR_KEYWORD)
-        and param.default is inspect.Parameter.empty
-    }
-    return cls(**kwargs)
+    return cls(**bench.reference_kwargs(cls))
 
 
 def _ends(control) -> list:

@@ -1,8 +1,9 @@
 """The channel to an isolated worker: starting it, JSON lines each way, deadlines, its end.
 
 ``Worker(workdir, cpu_seconds)`` starts ``python -I -m helpers.teacher.worker`` (inside
-the bubblewrap sandbox of ``helpers.teacher.sandbox`` when it works) with a clean
-environment and sends it its limits; ``send`` and ``receive`` move one JSON object each
+the bubblewrap sandbox of ``helpers.teacher.sandbox`` when it works: ``workdir`` is there a
+folder of its own in memory, of a fixed size, and no new process can start) with a clean
+environment and sends it its limits; its stderr (the learner's prints) goes nowhere; ``send`` and ``receive`` move one JSON object each
 way before a deadline (``WorkerTimeout``); a worker that ends or sends something
 unreadable raises ``WorkerDied`` with what happened in plain words.
 """
@@ -15,7 +16,6 @@ import selectors
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -31,14 +31,29 @@ FILE_SIZE_LIMIT = 64 * 1024**2
 MAX_REPLY = 64 * 1024**2
 
 
-def worker_command(workdir: str | os.PathLike) -> list[str]:
+def worker_command(workdir: str | os.PathLike, seccomp_fd: int | None = None) -> list[str]:
     """The worker's command line, inside the grading sandbox.
 
     ``python -I`` ignores the environment's Python variables and the user site; the
-    worker may write only in ``workdir``.
+    worker may write only in ``workdir``, which inside is a folder in memory of its own
+    (``sandbox.SCRATCH_SIZE``): the host's ``workdir`` stays empty. ``seccomp_fd`` holds
+    ``sandbox.no_fork_filter()``.
     """
     argv = [sys.executable, "-I", "-m", "helpers.teacher.worker"]
-    return sandbox.wrap(argv, writable=[str(workdir)], cwd=str(workdir))
+    return sandbox.wrap(argv, scratch=[str(workdir)], cwd=str(workdir), seccomp_fd=seccomp_fd)
+
+
+def _filter_fd() -> int | None:
+    """A pipe's read end holding the no-fork seccomp program, or None (no program here)."""
+    program = sandbox.no_fork_filter()
+    if program is None or not sandbox.available():
+        return None
+    read, write = os.pipe()
+    try:
+        os.write(write, program)  # a few hundred bytes: the pipe holds them
+    finally:
+        os.close(write)
+    return read
 
 
 class WorkerDied(Exception):
@@ -72,18 +87,31 @@ def clean_env(workdir: str) -> dict[str, str]:
 class Worker:
     """One worker process and its JSON-lines channel."""
 
-    def __init__(self, workdir: str, cpu_seconds: float) -> None:
-        self.errfile = tempfile.TemporaryFile()  # noqa: SIM115  (closed in stop())
-        self.proc = subprocess.Popen(
-            worker_command(workdir),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.errfile,
-            cwd=workdir,
-            env=clean_env(workdir),
-            start_new_session=True,
-            close_fds=True,
-        )
+    def __init__(
+        self,
+        workdir: str,
+        cpu_seconds: float,
+        argv: list[str] | None = None,
+        memory: int = MEMORY_LIMIT,
+    ) -> None:
+        """``argv`` runs another program on the same channel, outside the sandbox (the
+        reference's process of ``helpers.teacher.standins``), with ``memory`` as its limit."""
+        fd = _filter_fd() if argv is None else None
+        try:
+            self.proc = subprocess.Popen(
+                worker_command(workdir, fd) if argv is None else argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                cwd=workdir,
+                env=clean_env(workdir),
+                start_new_session=True,
+                close_fds=True,
+                pass_fds=() if fd is None else (fd,),
+            )
+        finally:
+            if fd is not None:
+                os.close(fd)
         self.buffer = b""
         self.reply = self.proc.stdout.fileno()
         os.set_blocking(self.reply, False)
@@ -92,7 +120,7 @@ class Worker:
         self.receive(deadline)  # ready
         self.send(
             {
-                "memory": MEMORY_LIMIT,
+                "memory": memory,
                 "cpu": int(cpu_seconds) + 1,
                 "fsize": FILE_SIZE_LIMIT,
                 "package_dir": str(PACKAGE_DIR),
@@ -184,4 +212,3 @@ class Worker:
                 stream.close()
             except OSError:
                 pass
-        self.errfile.close()

@@ -99,6 +99,17 @@ def page_language(assignment: str | None) -> str:
     return language_of(assignment)
 
 
+# nbgrader's own comment on an answer cell left as released (SaveAutoGrades), in English
+NO_RESPONSE = "No response."
+
+
+def teacher_comment(comment) -> str:
+    """What the teacher wrote on a cell, or "" (nbgrader's automatic "No response." is not
+    the teacher's: an unanswered cell already scores 0 and says so in its verdict)."""
+    text = str(comment or "").strip()
+    return "" if text == NO_RESPONSE else text
+
+
 def _code(text: str) -> str:
     """Plain text with its `backticked` names as code."""
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
@@ -122,11 +133,12 @@ def summary(nb, resources: dict) -> str:
         for cell in nb.cells:
             meta = cell.get("metadata", {})
             grading = meta.get("nbgrader", {})
-            if grading.get("comment"):
+            said = teacher_comment(grading.get("comment"))
+            if said:
                 where = grading.get("grade_id", "")
                 comments.append(
                     f'<li><a href="#comment-{html.escape(where)}">{html.escape(where)}</a>: '
-                    f"{mathml(html.escape(str(grading['comment'])))}</li>"
+                    f"{mathml(html.escape(said))}</li>"
                 )
             if not grading.get("grade") or grading.get("solution"):
                 continue
@@ -178,11 +190,14 @@ def summary(nb, resources: dict) -> str:
 
 
 FILTERS = {
+    "clean": "helpers.teacher.pages.clean",
+    "no_script_meta": "helpers.teacher.pages.no_script_meta",
     "mathml": f"{__name__}.mathml",
     "open_hints": f"{__name__}.open_hints",
     "say": f"{__name__}.say",
     "page_language": f"{__name__}.page_language",
     "summary": f"{__name__}.summary",
+    "teacher_comment": f"{__name__}.teacher_comment",
 }
 
 
@@ -191,8 +206,9 @@ def _exporter_class():
 
     class FeedbackExporter(HTMLExporter):
         """nbgrader's feedback exporter with the course's template (``c.FeedbackExporter``
-        in ``nbgrader_config.py``): the Formgrader's own ``HTMLExporter``, which renders a
-        submission for manual grading with nbgrader's ``formgrade`` template, is left alone."""
+        in ``nbgrader_config.py``): the Formgrader's own ``HTMLExporter`` renders a
+        submission for manual grading with the course's ``pe_formgrade`` template
+        (``helpers.teacher.pages``)."""
 
     FeedbackExporter.__module__ = __name__
     return FeedbackExporter

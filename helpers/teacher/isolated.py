@@ -4,9 +4,12 @@
 expected value before any learner code runs, starts an isolated worker
 (``helpers.teacher.channel``) that runs the answer cells one by one, sends it the cases
 and judges its replies (``helpers.teacher.verdict``). While one function runs, the other
-graded functions it calls answer as the reference does (the worker asks this process),
-so each function's grade depends on that function alone. Nothing the learner's code
-does inside its own process changes a verdict. ``check_command`` is
+graded functions the answer cells define and its reference calls answer as the reference
+does (``helpers.teacher.standins``: the worker asks this process, which asks a process of
+the reference's own, under limits), so a mistake in one exercise does not cost another.
+Nothing the learner's code does inside its own process changes a verdict. One notebook's
+learner code has ``NOTEBOOK_BUDGET`` seconds of wall-clock time in all, kept here: the
+worker is ended when it is spent, whatever it does with its signals. ``check_command`` is
 ``python -m helpers check NB``.
 """
 
@@ -25,9 +28,9 @@ import numpy as np
 
 from helpers.i18n import speaking, tr
 from helpers.report import count_line
-from helpers.teacher import checks
+from helpers.teacher import checks, standins
 from helpers.teacher import reference as ref
-from helpers.teacher.calling import ANSWERS, read_small, report_names
+from helpers.teacher.calling import ANSWERS, MAX_REPORT_FILE, report_names
 from helpers.teacher.channel import Worker, WorkerDied, WorkerTimeout
 from helpers.teacher.codec import contains_opaque, decode, encode
 from helpers.teacher.notebook import (
@@ -56,6 +59,12 @@ __all__ = ["CELL_TIMEOUT", "check_command", "check_notebook"]
 
 # Seconds one answer cell may take to run in the worker.
 CELL_TIMEOUT = 10.0
+# Seconds of wall-clock time one notebook's learner code may take in all (loading the
+# answer cells and every call; starting workers is not counted). An honest notebook takes
+# a few seconds.
+NOTEBOOK_BUDGET = 60.0
+# Seconds the grading process waits past a limit the worker keeps itself (its alarm).
+GRACE = 2.0
 
 
 @dataclass
@@ -124,6 +133,11 @@ class _Session:
 
     def __init__(self, workdir: str, cells: list[AnswerCell], cpu: float) -> None:
         self.workdir, self.cells, self.cpu = workdir, cells, cpu
+        # Wall-clock end of the notebook's budget (moved on by each worker's start).
+        self.end = time.monotonic() + NOTEBOOK_BUDGET
+        self.reference = standins.ReferenceProcess(workdir, cpu)
+        self.defined = {n for c in cells for n in c.names}
+        self.learner = standins.learner_calls(c.code for c in cells)
         self.failed: dict[str, str] = {}  # grade id -> what went wrong
         self.timeouts: list[str] = []  # what was stopped for running past its time limit
         self.worker: Worker | None = None
@@ -153,17 +167,29 @@ class _Session:
                 )
         return None
 
+    def deadline(self, seconds: float) -> float:
+        """``seconds`` from now, or the end of the notebook's budget when sooner."""
+        return min(time.monotonic() + seconds, self.end)
+
+    def spent(self) -> bool:
+        """Whether the notebook's budget is spent."""
+        return time.monotonic() >= self.end
+
     def ready(self) -> Worker | None:
         """The loaded worker (started when needed), or None with ``problem`` set."""
         for _attempt in range(len(self.cells) + 2):
             if self.worker is not None or self.problem is not None:
                 return self.worker
+            if self.spent():
+                self.problem = _out_of_time()
+                return None
             self._start()
         self.problem = self.problem or tr("the answer cells could not be loaded")
         return None
 
     def _start(self) -> None:
         good = [c for c in self.cells if c.grade_id not in self.failed]
+        started = time.monotonic()
         try:
             worker = Worker(self.workdir, self.cpu)
         except (WorkerDied, WorkerTimeout, OSError) as exc:
@@ -171,6 +197,7 @@ class _Session:
                 "the grading process could not start ({error})", error=exc or type(exc).__name__
             )
             return
+        self.end += time.monotonic() - started  # starting is not the learner's time
         pending = list(good)
         load = {
             "op": "load",
@@ -178,9 +205,9 @@ class _Session:
             "seconds": CELL_TIMEOUT,
         }
         try:
-            worker.send(load, time.monotonic() + CELL_TIMEOUT)
+            worker.send(load, self.deadline(CELL_TIMEOUT))
             while True:
-                reply = worker.receive(time.monotonic() + CELL_TIMEOUT + 5)
+                reply = worker.receive(self.deadline(CELL_TIMEOUT + GRACE))
                 if reply.get("loaded"):
                     self.worker = worker
                     return
@@ -199,6 +226,13 @@ class _Session:
             worker.stop()
             if not pending:
                 self.problem = tr("the grading process stopped answering")
+                return
+            if self.spent():
+                for cell in pending:
+                    self.failed[cell.grade_id] = _out_of_time()
+                self.timeouts.append(
+                    f"the answer cells did not finish within the notebook's {NOTEBOOK_BUDGET:.0f} s"
+                )
                 return
             self.failed[pending[0].grade_id] = _cell_timeout()
             self.timeouts.append(
@@ -221,6 +255,15 @@ class _Session:
 
     def stop(self) -> None:
         self.lost()
+        self.reference.stop()
+
+
+def _out_of_time() -> str:
+    return tr(
+        "the notebook's answer cells and functions used up the {seconds:.0f} s grading "
+        "gives one notebook",
+        seconds=NOTEBOOK_BUDGET,
+    )
 
 
 def check_notebook(
@@ -268,6 +311,8 @@ def check_notebook(
     cpu = CELL_TIMEOUT * len(cells) + sum(p.check.timeout for p in plans) + 10
     with tempfile.TemporaryDirectory(prefix="pe-grade-") as workdir:
         session = _Session(os.path.realpath(workdir), cells, cpu)
+        if any(_stand_ins(p.check.name, session)[0] for p in plans):
+            session.reference.start_soon()
         try:
             for plan in plans:
                 report.results.append(_grade(session, plan, replay))
@@ -286,18 +331,33 @@ def _failed(plan: _Plan, problem: str, replay: str) -> FunctionResult:
 
 
 def _grade(session: _Session, plan: _Plan, replay: str) -> FunctionResult:
+    worker = session.ready()  # loads the cells first: one that fails names its problem
     problem = session.cell_problem_of(plan.check.name)
     if problem is not None:
         return _failed(plan, problem, "")
-    worker = session.ready()
     if worker is None:
         problem = session.problem or tr("the answer cells could not be loaded")
         return _failed(plan, problem, replay)
-    outcomes, done, alive = _call_worker(worker, plan, session.workdir)
+    costly: list[str] = []
+    outcomes, done, alive = _call_worker(worker, plan, session, costly)
     if not alive:
         session.lost()
     name = plan.check.name
+    if costly:
+        return _failed(
+            plan,
+            tr(
+                "it calls {other} with arguments too costly for grading's limits",
+                other=costly[0],
+            ),
+            replay,
+        )
     if any(o.error and o.error.get("timeout") for o in outcomes):
+        if session.spent():
+            session.timeouts.append(
+                f"{name} did not finish within the notebook's {NOTEBOOK_BUDGET:.0f} s"
+            )
+            return _failed(plan, _out_of_time(), replay)
         session.timeouts.append(f"{name} did not finish within {plan.check.timeout:g} s")
     attempts = [str(a) for a in done.get("attempts") or []]
     changed = [str(c) for c in done.get("changed") or []]
@@ -314,9 +374,14 @@ def _grade(session: _Session, plan: _Plan, replay: str) -> FunctionResult:
     return result
 
 
-def _stand_ins(name: str) -> tuple[list[str], dict]:
-    """The other graded functions (stood in for by the reference) and constants of the course."""
+def _stand_ins(name: str, session: _Session) -> tuple[list[str], dict]:
+    """The graded functions the reference stands in for while ``name`` runs, and the graded
+    constants it gives (``standins.plan``: only what the answer cells define and the
+    reference of ``name`` calls)."""
     functions, constants = checks.stand_ins(name)
+    functions, constants = standins.plan(
+        name, session.defined, session.learner, functions, constants
+    )
     return functions, {other: encode(getattr(ref, other)) for other in constants}
 
 
@@ -341,8 +406,12 @@ def _too_large(value, depth: int = 0) -> bool:
     return False
 
 
-def _serve_stand_in(request: dict, allowed: list[str]) -> dict:
-    """The reference's answer to a stand-in's call from the worker (plain data only)."""
+def _serve_stand_in(
+    request: dict, allowed: list[str], session: _Session, deadline: float, costly: list
+) -> dict:
+    """The reference's answer to a stand-in's call from the worker (plain data only),
+    computed by the reference's own process before ``deadline``; a call too costly for it
+    is noted in ``costly``."""
     name = str(request.get("reference"))
     if name not in allowed:
         message = tr("no stand-in for {name}", name=name[:80])
@@ -360,18 +429,22 @@ def _serve_stand_in(request: dict, allowed: list[str]) -> dict:
             "the reference {name} was called with arguments far larger than any case", name=name
         )
         return {"error": {"type": "ValueError", "message": message, "value_error": True}}
-    try:
-        with np.errstate(all="ignore"):
-            value = getattr(ref, name)(*args, **kwargs)
-    except Exception as exc:  # noqa: BLE001  (the caller's error, reported back to it)
-        error = {"type": type(exc).__name__, "message": str(exc)[:300]}
-        return {"error": {**error, "value_error": isinstance(exc, ValueError)}}
-    return {"value": encode(value)}
+    reply = session.reference.answer(
+        name, request.get("args"), request.get("kwargs"), min(deadline, session.end)
+    )
+    error = reply.get("error")
+    if isinstance(error, dict) and error.get("costly"):
+        costly.append(name)
+        message = tr("the reference {name} was called with arguments too costly", name=name)
+        return {"error": {"type": "RuntimeError", "message": message}}
+    return reply
 
 
-def _call_worker(worker: Worker, plan: _Plan, workdir: str) -> tuple[list, dict, bool]:
+def _call_worker(
+    worker: Worker, plan: _Plan, session: _Session, costly: list
+) -> tuple[list, dict, bool]:
     """Outcomes of the cases run so far, the worker's closing report, and whether it lives on."""
-    check = plan.check
+    check, workdir = plan.check, session.workdir
     file_names = [report_names(c) for c in plan.cases] if check.kind == "files" else []
     cases = []
     for i, case in enumerate(plan.cases):
@@ -379,11 +452,9 @@ def _call_worker(worker: Worker, plan: _Plan, workdir: str) -> tuple[list, dict,
         if check.kind == "files":
             args = tuple(os.path.join(workdir, n) for n in file_names[i])
         cases.append({"args": encode(list(args)), "kwargs": encode(dict(case.kwargs))})
-    standins, constants = _stand_ins(check.name)
-    deadline = time.monotonic() + float(check.timeout)
+    standins, constants = _stand_ins(check.name, session)
+    deadline = session.deadline(float(check.timeout))
     outcomes: list[Outcome] = []
-    if check.kind == "files":
-        _remove_files(workdir, file_names)
     try:
         worker.send(
             {
@@ -394,6 +465,7 @@ def _call_worker(worker: Worker, plan: _Plan, workdir: str) -> tuple[list, dict,
                 "mutation": bool(check.check_mutation),
                 "standins": standins,
                 "constants": constants,
+                "files": [[os.path.join(workdir, n) for n in pair] for pair in file_names],
             },
             deadline,
         )
@@ -402,14 +474,18 @@ def _call_worker(worker: Worker, plan: _Plan, workdir: str) -> tuple[list, dict,
             if reply.get("done"):
                 return outcomes, reply, True
             if "reference" in reply:
-                worker.send(_serve_stand_in(reply, standins), deadline)
+                late = session.reference.start()  # its start is not the learner's time
+                deadline += late
+                session.end += late
+                answer = _serve_stand_in(reply, standins, session, deadline, costly)
+                if costly:
+                    worker.stop()
+                    return outcomes[: len(plan.cases)], {}, False
+                worker.send(answer, deadline)
                 continue
             outcome = outcome_of(reply)
             if check.kind == "files" and outcome.error is None:
-                i = len(outcomes)
-                texts = tuple(read_small(os.path.join(workdir, n)) for n in file_names[i])
-                outcome.files = None if None in texts else texts
-                _remove_files(workdir, file_names)
+                outcome.files = _files_of(reply)
             outcomes.append(outcome)
             if len(outcomes) > len(plan.cases):
                 worker.stop()
@@ -424,13 +500,15 @@ def _call_worker(worker: Worker, plan: _Plan, workdir: str) -> tuple[list, dict,
         return outcomes[: len(plan.cases)], {}, False
 
 
-def _remove_files(workdir: str, file_names: list) -> None:
-    for pair in file_names:
-        for name in pair:
-            try:
-                os.unlink(os.path.join(workdir, name))
-            except OSError:
-                pass
+def _files_of(reply: dict) -> tuple[str, ...] | None:
+    """The texts of a "files" case's files as the worker read them, checked; None if any
+    is missing or too large."""
+    texts = reply.get("files")
+    if not isinstance(texts, list) or len(texts) != 2:
+        return None
+    if not all(isinstance(t, str) and len(t) <= MAX_REPORT_FILE for t in texts):
+        return None
+    return tuple(texts)
 
 
 # --------------------------------------------------------------------------- command line

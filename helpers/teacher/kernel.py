@@ -19,7 +19,7 @@ from collections.abc import Mapping, MutableMapping
 from helpers import session
 from helpers.i18n import DEFAULT, speaking, split_assignment, tr
 from helpers.report import count_line
-from helpers.teacher import checks
+from helpers.teacher import checks, standins
 from helpers.teacher import reference as ref
 from helpers.teacher.calling import call, read_small, report_names
 from helpers.teacher.codec import describe
@@ -31,6 +31,7 @@ from helpers.teacher.verdict import (
     expectations,
     judge,
     message,
+    named,
     new_seed,
     note_stand_ins,
     outcome_of,
@@ -156,16 +157,21 @@ def grade_in_namespace(check, namespace: Mapping, seed: int, replay: str) -> Fun
 
 @contextlib.contextmanager
 def _stand_ins(check, namespace, used: set):
-    """While ``check``'s function runs, the other graded names are the reference's.
+    """While ``check``'s function runs, the graded names it may lean on are the reference's.
 
-    A function's grade depends on it alone: the graded functions and constants it uses
-    (of its notebook, or recapped from an earlier one) are the reference's meanwhile, and
-    ``used`` collects the functions it called. The namespace is restored afterwards.
+    A mistake in one exercise does not cost another: the graded functions the namespace
+    defines and the reference of ``check``'s function calls (never one that calls it
+    back), and the graded constants it defines, are the reference's meanwhile
+    (``standins.plan``, as in autograde), and ``used`` collects the functions it called.
+    The namespace is restored afterwards.
     """
     if not isinstance(namespace, MutableMapping):
         yield
         return
     functions, constants = checks.stand_ins(check.name)
+    functions, constants = standins.plan(
+        check.name, namespace, standins.namespace_calls(namespace), functions, constants
+    )
     swap = {other: getattr(ref, other) for other in constants}
     swap.update({other: _recorded(other, getattr(ref, other), used) for other in functions})
     saved = {n: namespace[n] for n in swap if n in namespace}
@@ -206,7 +212,7 @@ def grade(name: str, namespace: Mapping, seed: int | None = None) -> None:
     result = grade_in_namespace(checks.CHECKS[name], namespace, seed, replay)
     if not result.passed:
         raise WrongAnswer(result.message)
-    print(f"{name}: {result.message}")
+    print(named(name, result.message))
 
 
 def self_check(assignment: str, namespace: Mapping, seed: int | None = None) -> Report | None:

@@ -45,7 +45,7 @@ from traitlets import Bool, Enum
 from helpers.i18n import speaking, split_assignment, tr
 from helpers.teacher import checks, isolated, sandbox, seeds
 from helpers.teacher.notebook import function_for_grade_id, nbgrader_meta
-from helpers.teacher.verdict import is_replay_line
+from helpers.teacher.verdict import is_replay_line, named
 
 __all__ = [
     "GRADER_NOTE",
@@ -358,7 +358,7 @@ class IsolatedGrades(NbGraderPreprocessor):
             text = _for_the_learner(result.message)
             cell.metadata[VERDICT_KEY] = verdict_record(result)
             if result.passed:
-                cell.outputs = [_stream(f"{name}: {text}")]
+                cell.outputs = [_stream(named(name, text))]
             elif result.score > 0:
                 # nbgrader's partial credit: a number as the cell's result, no error output
                 points = float(nbgrader_meta(cell).get("points", 0) or 0)

@@ -4,11 +4,15 @@ A sandboxed process sees an empty root file system with, read-only, the system (
 the dynamic linker's files of ``/etc``), the Python interpreter and its installed packages
 (the virtual environment, ``sys.base_prefix``) and the ``helpers`` package, in which the
 reference and the checks read as empty files (``HIDDEN_MODULES``); read-write,
-only the folders it is given (the learner's ``autograded/<student>/<assignment>``) and a
-private, empty ``/tmp``. The rest of the course (``submitted/``, other learners'
+only the folders it is given (the learner's ``autograded/<student>/<assignment>``), and
+memory-backed scratch folders of a fixed size: a private, empty ``/tmp`` (``TMP_SIZE``) and
+any ``scratch`` folder asked for (``SCRATCH_SIZE``; the grading worker's working folder is
+one, so nothing it writes reaches the host's disk). The rest of the course (``submitted/``, other learners'
 ``autograded/`` folders, ``gradebook.db``, ``source/``) does not exist inside. It runs in
 new user, pid, ipc, uts, cgroup and (unless asked) network namespaces, without any
-capability, and dies with its parent.
+capability, and dies with its parent. ``no_fork_filter`` is a seccomp program that refuses
+every new process (``fork``, ``vfork``, ``clone`` without ``CLONE_THREAD``; ``clone3`` says
+it is not there, so threads fall back to ``clone``): ``wrap(..., seccomp_fd=fd)`` loads it.
 
 This module only builds the command line (``wrap``). Two users of it:
 
@@ -29,10 +33,13 @@ Importing this module has no side effects.
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
+import platform
 import shutil
 import site
+import struct
 import subprocess
 import sys
 from collections.abc import Iterable
@@ -44,6 +51,7 @@ __all__ = [
     "ENV_POLICY",
     "SandboxUnavailable",
     "available",
+    "no_fork_filter",
     "policy",
     "reason_unavailable",
     "warn_unsandboxed",
@@ -73,6 +81,9 @@ _INSIDE_UID = 1000
 # What of ``helpers`` reads as empty inside: the reference maths and the checks (expected
 # values are computed outside, before learner code runs). Paths below the package folder.
 HIDDEN = ("teacher/reference", "teacher/checks")
+# Sizes of the memory-backed folders inside: /tmp, and each scratch folder.
+TMP_SIZE = 64 * 1024**2
+SCRATCH_SIZE = 64 * 1024**2
 
 
 class SandboxUnavailable(RuntimeError):
@@ -167,6 +178,8 @@ def _base_args(network: bool) -> list[str]:
         "/dev",
         "--proc",
         "/proc",
+        "--size",
+        str(TMP_SIZE),
         "--tmpfs",
         "/tmp",
     ]
@@ -228,14 +241,24 @@ def sandbox_args(
     readable: Iterable[str | os.PathLike] = (),
     cwd: str | os.PathLike | None = None,
     network: bool = False,
+    scratch: Iterable[str | os.PathLike] = (),
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """The bubblewrap command line (without the program) for these folders."""
     bwrap = _bwrap()
     if bwrap is None:
         raise SandboxUnavailable(_probe(None))
-    return _args(
+    args = _args(
         bwrap, _normalise(writable, "writable"), _normalise(readable, "readable"), cwd, network
     )
+    extra: list[str] = []
+    for path in _normalise(scratch, "scratch"):
+        extra += ["--size", str(SCRATCH_SIZE), "--tmpfs", str(path)]
+    if seccomp_fd is not None:
+        extra += ["--seccomp", str(int(seccomp_fd))]
+    # Before --chdir (a scratch folder may be the working folder) and the closing "--".
+    at = args.index("--chdir") if "--chdir" in args else len(args) - 1
+    return args[:at] + extra + args[at:]
 
 
 def _args(bwrap: str, write: list[Path], read: list[Path], cwd, network: bool) -> list[str]:
@@ -269,12 +292,18 @@ def wrap(
     *,
     cwd: str | os.PathLike | None = None,
     network: bool = False,
+    scratch: Iterable[str | os.PathLike] = (),
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """``argv`` run inside the sandbox: ``subprocess.run(wrap(argv, writable=[folder]))``.
 
     ``writable`` folders (and files) are bound read-write at the same path, ``readable`` ones
-    read-only; the interpreter, its packages and ``helpers`` are always readable. ``cwd``
-    is the working directory inside (default: the caller's, when it is visible).
+    read-only; the interpreter, its packages and ``helpers`` are always readable. Each
+    ``scratch`` folder is, inside, a new empty folder of at most ``SCRATCH_SIZE`` bytes in
+    memory at the same path: what is written there never reaches the host. ``seccomp_fd``
+    is a file descriptor to read a seccomp program from (``no_fork_filter``; the caller
+    passes it to the child with ``pass_fds``). ``cwd`` is the working directory inside
+    (default: the caller's, when it is visible).
 
     Without a working bubblewrap: raises ``SandboxUnavailable`` when ``PE_COURSE_SANDBOX``
     is ``require``; otherwise prints the warning once and returns ``argv`` unchanged.
@@ -295,7 +324,65 @@ def wrap(
         # A path through a folder that is not bound ("tests/../.venv/bin/python") would not
         # resolve inside: normalise it (lexically: a venv's python is a symlink to keep).
         argv[0] = os.path.abspath(argv[0])
-    return sandbox_args(writable, readable, cwd=cwd, network=network) + argv
+    return (
+        sandbox_args(
+            writable, readable, cwd=cwd, network=network, scratch=scratch, seccomp_fd=seccomp_fd
+        )
+        + argv
+    )
+
+
+# --------------------------------------------------------------------------- seccomp
+
+# struct seccomp_data: nr (u32) at 0, arch (u32) at 4, args (u64 each) from 16 (little endian).
+_ARCHES = {
+    # machine: (AUDIT_ARCH_*, {syscall: number}); fork and vfork exist on x86_64 only.
+    "x86_64": (0xC000003E, {"clone": 56, "fork": 57, "vfork": 58, "clone3": 435}),
+    "aarch64": (0xC00000B7, {"clone": 220, "clone3": 435}),
+}
+_CLONE_THREAD = 0x00010000
+_RET_ALLOW = 0x7FFF0000
+_RET_ERRNO = 0x00050000
+
+
+def no_fork_filter(machine: str | None = None) -> bytes | None:
+    """A seccomp program (classic BPF, as ``bwrap --seccomp`` reads it) that refuses new
+    processes: ``fork``/``vfork`` and ``clone`` without ``CLONE_THREAD`` fail with EPERM,
+    ``clone3`` with ENOSYS (the C library then makes threads with ``clone``); system calls
+    of another ABI (x32, i386) fail with EPERM. None on a processor it does not know."""
+    machine = machine or platform.machine()
+    if machine not in _ARCHES:
+        return None
+    arch, numbers = _ARCHES[machine]
+    eperm, enosys = _RET_ERRNO | errno.EPERM, _RET_ERRNO | errno.ENOSYS
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
+    # (code, jump-if-true label, jump-if-false label, k); labels are resolved below.
+    prog: list[tuple] = [
+        ("ld", None, None, 4),
+        ("jeq", None, "deny", arch),
+        ("ld", None, None, 0),
+    ]
+    if machine == "x86_64":
+        prog.append(("jge", "deny", None, 0x40000000))  # the x32 ABI
+    for name in ("fork", "vfork"):
+        if name in numbers:
+            prog.append(("jeq", "deny", None, numbers[name]))
+    prog += [
+        ("jeq", "nosys", None, numbers["clone3"]),
+        ("jeq", None, "allow", numbers["clone"]),
+        ("ld", None, None, 16),
+        ("jset", "allow", "deny", _CLONE_THREAD),
+    ]
+    labels = {"allow": len(prog), "deny": len(prog) + 1, "nosys": len(prog) + 2}
+    prog += [("ret", None, None, _RET_ALLOW), ("ret", None, None, eperm)]
+    prog += [("ret", None, None, enosys)]
+    codes = {"ld": ld, "jeq": jeq, "jge": jge, "jset": jset, "ret": ret}
+    out = b""
+    for i, (op, yes, no, k) in enumerate(prog):
+        jt = labels[yes] - i - 1 if yes else 0
+        jf = labels[no] - i - 1 if no else 0
+        out += struct.pack("=HBBI", codes[op], jt, jf, k)
+    return out
 
 
 def _demo() -> None:  # pragma: no cover - manual check: python -m helpers.teacher.sandbox

@@ -284,6 +284,14 @@ def judge(check, cases: list, wants: list, outcomes: list, replay: str) -> Funct
     )
 
 
+def named(name: str, text: str) -> str:
+    """``name: text``, unless the text already starts with the name (a message of
+    ``note_stand_ins`` does, in Korean as ``name: 맞습니다``): said once, not twice."""
+    if re.match(rf"{re.escape(name)}\b", text):
+        return text
+    return f"{name}: {text}"
+
+
 def note_stand_ins(results: list[FunctionResult]) -> None:
     """Say so where a function is right but calls one of the learner's that is wrong.
 

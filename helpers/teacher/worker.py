@@ -15,13 +15,17 @@ the bubblewrap sandbox when it works), it speaks JSON lines on stdin/stdout:
    then ``{"done": true}`` with what it used and changed). While it runs, every other
    graded function named in ``standins`` is a stand-in that asks the grading process for
    the reference's answer (``{"reference": name, "args", "kwargs"}``), and the graded
-   constants have the reference's values: a function is graded on its own, and the
-   reference itself never enters this process.
+   constants have the reference's values; the grading process names only those the
+   answer cells define and the function may call (``helpers.teacher.standins``). The
+   reference itself never enters this process. With ``"files"`` (a pair of paths per
+   case), each reply holds the texts of those files as the call left them (read here,
+   where the working folder is: it never reaches the host's disk).
 
 Before any learner code runs, it forgets the course's modules (``helpers`` is imported
 anew if learner code asks for it) and installs an audit hook that refuses the reference
 and the teacher's modules (the public ones, plots, widgets, validation, stay allowed),
-ctypes, new processes and reading the teacher's files. Learner code prints to stderr,
+ctypes, new processes (``_posixsubprocess.fork_exec`` too; the sandbox's seccomp filter
+refuses them below Python) and reading the teacher's files. Learner code prints to stderr,
 never into the replies. The verdicts are made by the grading process, from the replies
 alone.
 """
@@ -39,7 +43,7 @@ import types
 
 import numpy
 
-from helpers.teacher.calling import ANSWERS, call, error_of
+from helpers.teacher.calling import ANSWERS, call, error_of, read_small
 from helpers.teacher.codec import decode, encode
 
 BLOCKED_MODULES = ("ctypes", "_ctypes", "cffi")
@@ -70,6 +74,7 @@ BLOCKED_EVENTS = (
     "ctypes.cdata",
     "ctypes.call_function",
     "os.startfile",
+    "_posixsubprocess.fork_exec",
 )
 
 
@@ -125,6 +130,35 @@ def _audit_hook(package_dir: str, attempts: list):
             busy[0] = False
 
     return hook
+
+
+def _refuse_fork_exec() -> None:
+    """``_posixsubprocess.fork_exec`` (what ``subprocess`` starts processes with) raises an
+    audit event, which the hook refuses like ``os.fork``."""
+    try:
+        import _posixsubprocess
+    except ImportError:
+        return
+
+    def fork_exec(*args, **kwargs):
+        sys.audit("_posixsubprocess.fork_exec")
+        raise PermissionError("grading does not allow _posixsubprocess.fork_exec")
+
+    _posixsubprocess.fork_exec = fork_exec
+    if "subprocess" in sys.modules:  # it keeps its own name for the function
+        sys.modules["subprocess"]._fork_exec = fork_exec
+
+
+def _take_files(paths) -> list:
+    """The texts of a "files" case's files (None for one missing or too large), then gone."""
+    texts = []
+    for path in paths:
+        texts.append(read_small(path))
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    return texts
 
 
 def _inert(*args, **kwargs):
@@ -231,9 +265,12 @@ def _call_cases(module: types.ModuleType, msg: dict, send, receive) -> dict:
     saved = {n: names[n] for n in swap if n in names}
     before = _snapshot()
     names.update(swap)
+    files = msg.get("files") or []
     try:
         for i, raw in enumerate(msg["cases"]):
             args, kwargs = decode(raw["args"]), decode(raw["kwargs"])
+            paths = [str(p) for p in files[i]] if i < len(files) else []
+            _take_files(paths)
             target = names.get(name)
             if name not in names:
                 out = {
@@ -253,6 +290,8 @@ def _call_cases(module: types.ModuleType, msg: dict, send, receive) -> dict:
                 }
             else:
                 out = call(target, kind, args, kwargs, bool(msg.get("mutation")))
+            if paths and "error" not in out:
+                out["files"] = _take_files(paths)
             out["i"] = i
             try:
                 send(out)
@@ -298,6 +337,7 @@ def main() -> None:
     module.__dict__["np"] = numpy
     sys.modules["answers"] = module
     _forget_course_modules()
+    _refuse_fork_exec()
     sys.addaudithook(_audit_hook(cfg["package_dir"], attempts))
     loaded = False
     while True:

@@ -320,7 +320,7 @@ class MropeExplorer(Explorer):
 
         fig.set_layout_engine("none")
         two = self.layouts is not None
-        ax = fig.add_axes((0.07, 0.6, 0.9, 0.33) if two else (0.07, 0.14, 0.9, 0.66))
+        ax = fig.add_axes((0.07, 0.6, 0.9, 0.31) if two else (0.07, 0.14, 0.9, 0.66))
         self.ax = ax
         self.image_band = Rectangle((0, 0), 0, 1, color="0.88", lw=0, zorder=0)
         ax.add_patch(self.image_band)
@@ -349,7 +349,7 @@ class MropeExplorer(Explorer):
             fontsize=FONT,
             frameon=False,
         )
-        self.note = fig.text(0.07, 0.945 if two else 0.85, "", fontsize=FONT, va="bottom")
+        self.note = fig.text(0.07, 0.918 if two else 0.85, "", fontsize=FONT, va="bottom")
         artists = [self.image_band, *self.id_lines, self.count_line, self.count_mark, self.note]
         moving = [ax.xaxis, ax.yaxis]
         self.bars = []

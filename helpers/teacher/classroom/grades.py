@@ -18,32 +18,50 @@ from helpers.teacher.classroom.submissions import STATUSES
 from helpers.teacher.classroom.summary import REPORT_NAME, read_report
 
 
+def notebook_rows(
+    course: Path, ids: Iterable[str], students: Iterable[str], db: str | None = None
+) -> tuple[dict[tuple[str, str, str], tuple[float, float]], dict[tuple[str, str], float]]:
+    """``(learner, assignment, notebook) -> (score, late penalty)`` of every submitted notebook
+    as the gradebook has them (the penalty not subtracted), and ``(assignment, notebook) -> max
+    score``: two queries (one per 500 learners), the sums made by the database."""
+    from nbgrader.api import Assignment, Grade, Gradebook, Notebook, SubmittedNotebook
+    from sqlalchemy import and_, func, select
+
+    ids = list(ids)
+    rows: dict[tuple[str, str, str], tuple[float, float]] = {}
+    maxima: dict[tuple[str, str], float] = {}
+    cid = course_id(course)
+    with Gradebook(db_url(course, db), cid) as gb:
+        tops = (
+            select(Assignment.name, Notebook.name, Notebook.max_score)
+            .join(Notebook, Notebook.assignment_id == Assignment.id)
+            .where(and_(Assignment.course_id == cid, Assignment.name.in_(ids)))
+        )
+        for assignment, notebook, top in gb.db.execute(tops):
+            maxima[(assignment, notebook)] = float(top or 0.0)
+        score = func.coalesce(func.sum(Grade.score), 0.0)
+        penalty = func.coalesce(func.max(SubmittedNotebook.late_submission_penalty), 0.0)
+        for chunk in written._chunks(students):
+            query = (
+                written._submitted(cid, ids, chunk)(score, penalty)
+                .outerjoin(Grade, Grade.notebook_id == SubmittedNotebook.id)
+                .group_by(*written._by_notebook())
+            )
+            for student, assignment, notebook, got, late in gb.db.execute(query):
+                rows[(student, assignment, notebook)] = (float(got), float(late))
+    return rows, maxima
+
+
 def notebook_scores(
     course: Path, ids: Iterable[str], students: Iterable[str], db: str | None = None
 ) -> tuple[dict[tuple[str, str, str], float], dict[tuple[str, str], float]]:
     """``(learner, assignment, notebook) -> score`` from the gradebook, less its late penalty
     (0 for a notebook without an autograded file) and ``(assignment, notebook) -> max score``."""
-    from nbgrader.api import Gradebook, MissingEntry
-
-    ids = list(ids)
-    scores: dict[tuple[str, str, str], float] = {}
-    maxima: dict[tuple[str, str], float] = {}
-    with Gradebook(db_url(course, db), course_id(course)) as gb:
-        for assignment in ids:
-            for nb in gb.find_assignment(assignment).notebooks:
-                maxima[(assignment, nb.name)] = float(nb.max_score)
-        for student in students:
-            for assignment in ids:
-                try:
-                    sub = gb.find_submission(assignment, student)
-                except MissingEntry:
-                    continue
-                for nb in sub.notebooks:
-                    path = course / "autograded" / student / assignment / f"{nb.name}.ipynb"
-                    late = float(nb.late_submission_penalty or 0.0)  # classroom.late
-                    scores[(student, assignment, nb.name)] = (
-                        float(nb.score) - late if path.exists() else 0.0
-                    )
+    rows, maxima = notebook_rows(course, ids, students, db)
+    scores = {}
+    for (student, assignment, notebook), (score, late) in rows.items():
+        path = course / "autograded" / student / assignment / f"{notebook}.ipynb"
+        scores[(student, assignment, notebook)] = score - late if path.exists() else 0.0
     return scores, maxima
 
 
@@ -115,7 +133,8 @@ def export_grades(
     if not db and not (course / "gradebook.db").exists():
         raise ValueError(f"course has no gradebook.db yet (run autograde first): {course}")
     ids = assignment_ids(course, ids)
-    ids = [i for i in ids if i in registered(course, db)]
+    known = registered(course, db)  # once: each call opens the gradebook
+    ids = [i for i in ids if i in known]
     bases = list(dict.fromkeys(split_assignment(i)[0] for i in ids))
     with Gradebook(db_url(course, db), course_id(course)) as gb:
         students = sorted(s.id for s in gb.students)

@@ -18,7 +18,6 @@ process pool (``helpers.teacher.classroom.cluster``). ``Progress`` draws the pro
 from __future__ import annotations
 
 import concurrent.futures as cf
-import multiprocessing
 import os
 import random
 import sys
@@ -29,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from helpers.teacher import sandbox
-from helpers.teacher.classroom import written
+from helpers.teacher.classroom import warm, written
 from helpers.teacher.classroom.course import (
     assignment_ids,
     course_id,
@@ -117,10 +116,17 @@ def _lighter_nbgrader() -> None:
     nbformat_common.jsonschema = _Schemas
 
 
-def _worker_init(course: str, url: str, log: str | None = None) -> None:
+def _worker_init(
+    course: str, url: str, log: str | None = None, env: dict[str, str] | None = None
+) -> None:
     """Each worker loads nbgrader and the course configuration once; with ``log``, what it
-    prints (nbgrader's log, warnings) goes to that file instead of the progress bar's stream."""
+    prints (nbgrader's log, warnings) goes to that file instead of the progress bar's stream.
+    ``env``: the grading process's environment (a worker forked from the warm server
+    starts with the server's, ``helpers.teacher.classroom.warm``)."""
     global _API, _API_KEY
+    if env is not None:
+        os.environ.clear()
+        os.environ.update(env)
     if log is not None:
         fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         sys.stdout.flush()
@@ -411,6 +417,8 @@ def autograde(
             )
         print(sandbox.warning_text(note), file=stream, flush=True)
     start = time.perf_counter()
+    if not scheduler:
+        warm.start()  # the workers' server loads nbgrader while this process registers
     register(course, ids, db)
     wal(course, db)
     tasks = _submissions(course, ids, students)
@@ -428,6 +436,7 @@ def autograde(
     _add_students(course, url, {t.student for t in runnable})
     log = course / LOG_NAME
     log.unlink(missing_ok=True)
+    phases = {"registering": time.perf_counter() - start}
     bar = Progress(len({t.student for t in runnable}), len(runnable), stream, progress, jobs)
     if scheduler:
         from helpers.teacher.classroom import cluster
@@ -445,6 +454,8 @@ def autograde(
     else:
         engine = "local process pool"
         _run_pool(course, url, runnable, jobs, Tally(runnable, bar), log)
+    phases["grading"] = time.perf_counter() - start - phases["registering"]
+    list_unreadable(course, url, runnable)
     written.settle(url, course_id(course), ids, [t.student for t in runnable])
     per_notebook, nb_max = notebook_scores(course, ids, [t.student for t in tasks], db)
     scores, maxima = by_assignment(per_notebook, nb_max, ids, [t.student for t in tasks])
@@ -457,18 +468,65 @@ def autograde(
     report.notebook_scores, report.notebook_max, report.log_path = per_notebook, nb_max, log
     report.waiting = written.waiting(url, course_id(course), ids, [t.student for t in runnable])
     report.write_csv(course / REPORT_NAME)
+    phases["bookkeeping"] = time.perf_counter() - start - sum(phases.values())
+    report.phases = phases
+    report.seconds = time.perf_counter() - start
     return report
+
+
+def list_unreadable(course: Path, url: str, tasks: Iterable[Task]) -> int:
+    """Register every submitted notebook that could not be read where the teacher acts on it.
+
+    nbgrader's autograde stops at such a file: the submission may be missing from the
+    gradebook, and without an autograded file the Formgrader does not list it. Each gets its
+    submission in the gradebook (its automatic checks scored 0, its written answers waiting
+    for the teacher, as every count says) and a stand-in autograded notebook
+    (``submissions.stand_in``). A manual score the teacher gave is kept. Returns how many."""
+    todo = [(t, f) for t in tasks for f in t.findings if f.status == "unreadable"]
+    if not todo:
+        return 0
+    from nbgrader.api import Grade, Gradebook, MissingEntry
+    from sqlalchemy import and_, false, update
+
+    from helpers.teacher.classroom.submissions import stand_in
+
+    with Gradebook(url, course_id(course)) as gb:
+        for task, found in todo:
+            try:
+                submission = gb.find_submission(task.assignment, task.student)
+            except MissingEntry:
+                submission = gb.add_submission(task.assignment, task.student)
+            notebooks = [nb.id for nb in submission.notebooks if nb.name == found.notebook]
+            gb.db.execute(
+                update(Grade)
+                .where(
+                    and_(
+                        Grade.notebook_id.in_(notebooks),
+                        Grade.manual_score.is_(None),
+                        Grade.cell_type != "markdown",
+                    )
+                )
+                .values(auto_score=0.0, needs_manual_grade=false())
+                .execution_options(synchronize_session=False)
+            )
+            stand_in(course, task.student, task.assignment, found)
+        gb.db.commit()
+    return len(todo)
 
 
 def _add_students(course: Path, url: str, students: Iterable[str]) -> None:
     """Put the learners in the gradebook before the workers start: two workers grading one
-    learner's assignments at once would both create the learner (a UNIQUE violation)."""
+    learner's assignments at once would both create the learner (a UNIQUE violation). Their
+    names come from the course's ``roster.csv`` (the Formgrader shows them)."""
     from nbgrader.api import Gradebook
 
+    from helpers.teacher.classroom.lms import roster_names
+
     venv_on_path()
+    names = roster_names(course)
     with Gradebook(url, course_id(course)) as gb:
         for student in sorted(students):
-            gb.update_or_create_student(student)
+            gb.update_or_create_student(student, **names.get(student, {}))
 
 
 def _run_pool(
@@ -481,13 +539,12 @@ def _run_pool(
         if not pending:
             break
         lost: list[Task] = []
-        ctx = multiprocessing.get_context("spawn")
         slots = min(jobs, len(pending))
         with cf.ProcessPoolExecutor(
             max_workers=slots,
-            mp_context=ctx,
+            mp_context=warm.context(),
             initializer=_worker_init,
-            initargs=(str(course), url, None if log is None else str(log)),
+            initargs=(str(course), url, None if log is None else str(log), dict(os.environ)),
         ) as pool:
             queue, running, broken = list(pending), {}, False
             while running or (queue and not broken):

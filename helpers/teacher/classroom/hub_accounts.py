@@ -263,6 +263,9 @@ def teacher_environment(hub: Hub, teacher: str) -> Path:
     """The teachers' environment: this one (with the course package), on an interpreter
     they may run, readable by the first teacher's group alone."""
     env = clone_environment(hub, hub.teacher_env, keep_course=True)
+    from helpers.teacher import pages
+
+    pages.enable_in(env)  # the Formgrader's pages with their Content-Security-Policy
     gid = pwd.getpwnam(teacher).pw_gid
     os.chown(env, 0, gid)
     os.chmod(env, 0o750)

@@ -30,8 +30,9 @@ import csv
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from helpers.teacher.classroom import written
 from helpers.teacher.classroom.course import assignment_ids, course_id, db_url, load_config
-from helpers.teacher.classroom.grades import statuses
+from helpers.teacher.classroom.grades import notebook_rows, statuses
 from helpers.teacher.classroom.steps import registered
 
 FORMATS = ("canvas", "moodle", "csv")
@@ -119,6 +120,40 @@ class Written:
         return out
 
 
+ROSTER_NAME = "roster.csv"
+
+
+def split_name(name: str) -> tuple[str, str]:
+    """``(first, last)`` of a roster name, as nbgrader's gradebook keeps them: the last word
+    is the last name ("Ada Lovelace": Ada, Lovelace); a name of one word (김민준) is the
+    last name alone, so the Formgrader shows it whole."""
+    words = name.split()
+    if len(words) < 2:
+        return "", name.strip()
+    return " ".join(words[:-1]), words[-1]
+
+
+def roster_names(course: Path) -> dict[str, dict[str, str]]:
+    """``student_id -> {first_name, last_name, email}`` (the gradebook's fields) from the
+    course's ``roster.csv`` (empty without one: a roster that cannot be read names nobody;
+    ``grades --roster`` says why)."""
+    path = Path(course) / ROSTER_NAME
+    if not path.is_file():
+        return {}
+    try:
+        roster = read_roster(path)
+    except (ValueError, OSError):
+        return {}
+    out = {}
+    for sid, who in roster.items():
+        if who.name.strip():
+            first, last = split_name(who.name)
+            out[sid] = {"first_name": first, "last_name": last}
+            if who.email.strip():
+                out[sid]["email"] = who.email.strip()
+    return out
+
+
 def read_roster(path: Path) -> dict[str, Learner]:
     """The roster CSV: a header with ``student_id, name, email, lms_id, section`` (and
     optionally ``sis_id``, ``login``), one row per learner."""
@@ -158,35 +193,31 @@ def gradebook_entries(course: Path, ids=None, db: str | None = None) -> Gradeboo
     """Every learner of the gradebook with their unrounded scores, late penalties, languages,
     statuses and answers waiting, per assignment (its language editions as one)."""
     from nbgrader.api import Gradebook as NbGradebook
-    from nbgrader.api import MissingEntry
 
     from helpers.i18n import split_assignment
 
     if not db and not (course / "gradebook.db").exists():
         raise ValueError(f"course has no gradebook.db yet (run autograde first): {course}")
-    ids = [i for i in assignment_ids(course, ids) if i in registered(course, db)]
+    known = registered(course, db)  # once: each call opens the gradebook
+    ids = [i for i in assignment_ids(course, ids) if i in known]
     bases = list(dict.fromkeys(split_assignment(i)[0] for i in ids))
     raw: dict[tuple[str, str], tuple[float, float, int]] = {}  # score, penalty, waiting
     maxima: dict[str, float] = {}
-    with NbGradebook(db_url(course, db), course_id(course)) as gb:
+    url = db_url(course, db)
+    with NbGradebook(url, course_id(course)) as gb:
         students = sorted(s.id for s in gb.students)
-        for assignment in ids:
-            top = float(sum(nb.max_score for nb in gb.find_assignment(assignment).notebooks))
-            maxima.setdefault(split_assignment(assignment)[0], top)
-            for student in students:
-                try:
-                    sub = gb.find_submission(assignment, student)
-                except MissingEntry:
-                    continue
-                score = penalty = 0.0
-                waiting = 0
-                for nb in sub.notebooks:
-                    graded = course / "autograded" / student / assignment / f"{nb.name}.ipynb"
-                    if graded.exists():
-                        score += float(nb.score)
-                        penalty += float(nb.late_submission_penalty or 0.0)
-                    waiting += sum(1 for g in nb.grades if g.needs_manual_grade)
-                raw[(student, assignment)] = (score, penalty, waiting)
+    rows, notebook_maxima = notebook_rows(course, ids, students, db)
+    waits = written.waiting(url, course_id(course), ids, students)
+    for assignment in ids:
+        top = sum(v for (a, _nb), v in notebook_maxima.items() if a == assignment)
+        maxima.setdefault(split_assignment(assignment)[0], float(top))
+    for (student, assignment, notebook), (got, late) in rows.items():
+        score, penalty, waiting = raw.get((student, assignment), (0.0, 0.0, 0))
+        graded = course / "autograded" / student / assignment / f"{notebook}.ipynb"
+        if graded.exists():
+            score, penalty = score + got, penalty + late
+        waiting += waits.get((student, assignment, notebook), written.Waiting()).answers
+        raw[(student, assignment)] = (score, penalty, waiting)
     status = statuses(course, students, ids)
     entries = {}
     for student in students:

@@ -10,7 +10,8 @@
   ``NotImplementedError``);
 - the notebooks that did not grade cleanly, with their status and reason
   (``autograde_report.csv``);
-- the written answers still waiting for manual grading (nbgrader's ``needs_manual_grade``).
+- the written answers still waiting for manual grading (``written.waiting_cells``: the
+  answered written answers without a score, as every other file counts them).
 
 Scores come from nbgrader's gradebook (per cell); the named mistake and whether a function
 was left unfinished from the verdict the grader recorded on each test cell of the autograded
@@ -29,10 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from helpers.i18n import speaking, split_assignment, tr
+from helpers.teacher.classroom import written
 from helpers.teacher.classroom.course import assignment_ids, course_id, db_url
 from helpers.teacher.classroom.steps import registered
-from helpers.teacher.classroom.submissions import NOT_SUBMITTED
+from helpers.teacher.classroom.submissions import NOT_SUBMITTED, is_stand_in
 from helpers.teacher.classroom.summary import REPORT_NAME, read_report
+from helpers.teacher.pages import NO_SCRIPT_META
 
 OUT_NAME = "reports"
 FULL, PARTIAL, ZERO = "full", "partial", "zero"
@@ -69,7 +72,8 @@ class AssignmentReport:
     scores: dict[str, float | None]  # learner -> score (None: not submitted)
     languages: dict[str, str]
     functions: dict[str, FunctionStats] = field(default_factory=dict)
-    mistakes: dict[str, list[str]] = field(default_factory=dict)  # catalogue name -> learners
+    # (function, catalogue name of the mistake) -> learners
+    mistakes: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     problems: list[dict] = field(default_factory=list)  # autograde_report rows not "graded"
     waiting: list[tuple[str, str, str]] = field(default_factory=list)  # learner, notebook, cell
 
@@ -89,7 +93,7 @@ class AssignmentReport:
             "learners": len(self.scores),
             "submitted": len(self.submitted),
             "functions": len(self.functions),
-            "named mistakes": len(self.mistakes),
+            "named mistakes": len({mistake for _, mistake in self.mistakes}),
             "learners with a named mistake": len({s for w in self.mistakes.values() for s in w}),
             "unfinished functions": sum(1 for f in self.functions.values() if f.unfinished),
             "notebooks not graded cleanly": len(self.problems),
@@ -125,7 +129,8 @@ def build(course: Path, ids=None, db: str | None = None) -> list[AssignmentRepor
     from helpers.teacher.notebook import function_for_grade_id
 
     book = lms.gradebook_entries(course, ids, db)
-    chosen = [i for i in assignment_ids(course, ids) if i in registered(course, db)]
+    known = registered(course, db)  # once: each call opens the gradebook
+    chosen = [i for i in assignment_ids(course, ids) if i in known]
     report_rows = read_report(course / REPORT_NAME)
     reports = []
     with Gradebook(db_url(course, db), course_id(course)) as gb:
@@ -137,6 +142,14 @@ def build(course: Path, ids=None, db: str | None = None) -> list[AssignmentRepor
             rep = AssignmentReport(base, language, book.maxima[base], scores, languages)
             variants = {a for a in chosen if split_assignment(a)[0] == base}
             earned: dict[tuple[str, str], tuple[float, float, bool]] = {}
+            taken_as = {
+                (s, a) for s, lang in languages.items() for a in variants
+                if split_assignment(a)[1] == lang
+            }  # fmt: skip
+            cells = written.waiting_cells(
+                db_url(course, db), course_id(course), variants, [s for s, _a in taken_as]
+            )
+            rep.waiting = [(s, nb, cell) for s, a, nb, cell in cells if (s, a) in taken_as]
             for student, lang in sorted(languages.items()):
                 assignment = next(a for a in variants if split_assignment(a)[1] == lang)
                 try:
@@ -145,11 +158,10 @@ def build(course: Path, ids=None, db: str | None = None) -> list[AssignmentRepor
                     continue
                 for nb in sub.notebooks:
                     graded = course / "autograded" / student / assignment / f"{nb.name}.ipynb"
-                    records = _verdicts(graded) if graded.exists() else {}
+                    real = graded.exists() and not is_stand_in(graded)  # unreadable: none
+                    records = _verdicts(graded) if real else {}
                     for grade in nb.grades:
-                        if grade.needs_manual_grade:
-                            rep.waiting.append((student, nb.name, grade.name))
-                        if grade.cell_type != "code" or not graded.exists():
+                        if grade.cell_type != "code" or not real:
                             continue
                         record = records.get(grade.name, {})
                         name = record.get("function") or function_for_grade_id(
@@ -165,7 +177,7 @@ def build(course: Path, ids=None, db: str | None = None) -> list[AssignmentRepor
                             bool(record.get("unfinished")) or _,
                         )
                         if record.get("mistake"):
-                            who = rep.mistakes.setdefault(record["mistake"], [])
+                            who = rep.mistakes.setdefault((name, record["mistake"]), [])
                             if student not in who:
                                 who.append(student)
             for (name, student), (top, got, unfinished) in earned.items():
@@ -269,7 +281,7 @@ def _e(value) -> str:
 def _page(title: str, body: str, lang: str) -> str:
     return (
         f'<!DOCTYPE html>\n<html lang="{lang}">\n<head>\n<meta charset="utf-8">\n'
-        f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">\n{NO_SCRIPT_META}\n'
         f"<title>{_e(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n{body}\n"
         "</body>\n</html>\n"
     )
@@ -338,10 +350,19 @@ def assignment_page(rep: AssignmentReport) -> str:
         )
         parts.append(f"<h2>{_e(tr('Named mistakes'))}</h2>")
         rows = [
-            [_e(tr(name)), str(len(who)), _e(", ".join(sorted(who)))]
-            for name, who in sorted(rep.mistakes.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+            [
+                f"<code>{_e(function)}</code>",
+                _e(tr(name)),
+                str(len(who)),
+                _e(", ".join(sorted(who))),
+            ]
+            for (function, name), who in sorted(
+                rep.mistakes.items(), key=lambda kv: (-len(kv[1]), kv[0])
+            )
         ]
-        parts.append(_table([tr("mistake"), tr("learners"), tr("who")], rows))
+        parts.append(
+            _table([tr("function"), tr("mistake"), tr("learners"), tr("who")], rows, "mistakes")
+        )
         parts.append(f"<h2>{_e(tr('Most often left unfinished'))}</h2>")
         rows = [
             [f"<code>{_e(f.name)}</code>", str(len(f.unfinished)), _e(", ".join(f.unfinished))]

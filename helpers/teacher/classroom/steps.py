@@ -39,11 +39,19 @@ def registered(course: Path, db: str | None = None) -> set[str]:
     """Assignments whose cells are in the course gradebook."""
     if not db and not (course / "gradebook.db").exists():
         return set()
-    from nbgrader.api import Gradebook
+    from nbgrader.api import Assignment, Gradebook, Notebook
+    from sqlalchemy import select
 
     venv_on_path()
-    with Gradebook(db_url(course, db), course_id(course)) as gb:
-        return {a.name for a in gb.assignments if a.notebooks}
+    cid = course_id(course)
+    with Gradebook(db_url(course, db), cid) as gb:
+        query = (
+            select(Assignment.name)
+            .join(Notebook, Notebook.assignment_id == Assignment.id)
+            .where(Assignment.course_id == cid)
+            .distinct()
+        )
+        return {name for (name,) in gb.db.execute(query)}
 
 
 def wal(course: Path, db: str | None) -> None:
@@ -62,7 +70,8 @@ def wal(course: Path, db: str | None) -> None:
 def register(course: Path, ids: Iterable[str], db: str | None = None) -> list[str]:
     """Put the assignments' cells in the gradebook (generate_assignment into a scratch
     folder: ``notebooks/`` is left alone). Returns the ids that were added."""
-    todo = [i for i in ids if i not in registered(course, db)]
+    known = registered(course, db)  # once: each call opens the gradebook
+    todo = [i for i in ids if i not in known]
     if not todo:
         return []
     from nbgrader.apps import NbGraderAPI

@@ -132,3 +132,46 @@ class Task:
         name = notebook or self.assignment
         path = f"submitted/{self.student}/{self.assignment}/{name}.ipynb"
         return f"python -m helpers check {path} --seed {self.seed}"
+
+
+# The metadata key of an autograded notebook that stands in for an unreadable submission.
+STAND_IN_KEY = "pe_unreadable_submission"
+
+
+def stand_in(course: Path, student: str, assignment: str, found: Finding) -> Path:
+    """Write ``autograded/<learner>/<assignment>/<notebook>.ipynb`` for a submitted notebook
+    that could not be read: the release notebook, headed by a cell that says so, so that the
+    Formgrader lists the submission (it lists notebooks with an autograded file) and the
+    teacher can grade its written answers or give points by hand. Returns its path."""
+    import shutil
+
+    import nbformat
+
+    release = course / "notebooks" / assignment / f"{found.notebook}.ipynb"
+    out = course / "autograded" / student / assignment / f"{found.notebook}.ipynb"
+    nb = nbformat.read(release, as_version=4)
+    note = nbformat.v4.new_markdown_cell(
+        f"**The submitted file could not be read as a notebook** ({found.detail}). It scored "
+        "0 for every automatic check. The cells below are the release version, not the "
+        "learner's work: grade a written answer here only from what the learner sent another "
+        "way, or ask them to submit again."
+    )
+    nb.cells.insert(0, note)
+    nb.metadata[STAND_IN_KEY] = found.detail
+    out.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, out)
+    stamp = course / "submitted" / student / assignment / "timestamp.txt"
+    if stamp.is_file():
+        shutil.copy2(stamp, out.parent / "timestamp.txt")
+    return out
+
+
+def is_stand_in(path: Path) -> bool:
+    """Whether an autograded notebook is ``stand_in``'s, not a graded submission."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return STAND_IN_KEY in json.load(fh).get("metadata", {})
+    except (OSError, ValueError, AttributeError):
+        return False

@@ -38,6 +38,8 @@ class ClassReport:
     log_path: Path | None = None
     # (learner, assignment, notebook) -> its written answers that wait for the teacher
     waiting: dict[tuple[str, str, str], written.Waiting] = field(default_factory=dict)
+    # seconds of each step: registering, grading, bookkeeping (settle, scores, counts, CSV)
+    phases: dict[str, float] = field(default_factory=dict)
 
     def failures(self) -> list[str]:
         """One line per problem: learner, assignment, what happened, what it scored."""
@@ -53,6 +55,16 @@ class ClassReport:
                 lines += [f"{where}: {p}" for p in t.problems]
                 lines += [f"{where}: {nb}: timed out: {why}" for nb, why in t.timeouts.items()]
         return lines
+
+    def counted(self) -> set[tuple[str, str, str]]:
+        """The (learner, assignment, notebook) whose written answers are counted: those
+        graded, and those unreadable (listed for the teacher: ``grading.list_unreadable``)."""
+        return {
+            (t.student, t.assignment, found.notebook)
+            for t in self.tasks
+            for found in t.outcome()
+            if found.status == "unreadable" or (t.ok and found.status not in ("missing",))
+        }
 
     def submitted(self) -> list[Task]:
         """The tasks with a submitted folder: what the progress bar counts."""
@@ -86,10 +98,8 @@ class ClassReport:
         if absent:
             status += f"; {absent} not submitted (missing, scored 0)"
         lines.append(status)
-        graded = {(t.student, t.assignment) for t in submitted if t.ok}
-        total = sum(
-            (w for (s, a, _nb), w in self.waiting.items() if (s, a) in graded), written.Waiting()
-        )
+        counted = self.counted()
+        total = sum((w for key, w in self.waiting.items() if key in counted), written.Waiting())
         lines.append(f"{written.phrase(total)} (the Formgrader: make grade-ui)")
         if self.report_path is not None:
             lines.append(
@@ -107,7 +117,7 @@ class ClassReport:
 
     def rows(self) -> list[dict]:
         """One row per (learner, assignment, notebook) of ``REPORT_COLUMNS``."""
-        rows = []
+        rows, counted = [], self.counted()
         for t in self.tasks:
             for found in t.outcome():
                 key = (t.student, t.assignment, found.notebook)
@@ -127,7 +137,7 @@ class ClassReport:
                         ),
                         "graded": int(t.ok),
                         "written_waiting": self.waiting.get(key, written.Waiting()).answers
-                        if t.ok
+                        if key in counted
                         else "",
                         "seed": "" if t.seed is None else t.seed,
                         "replay": "" if t.seed is None or not readable else replay,

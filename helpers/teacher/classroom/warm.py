@@ -1,0 +1,75 @@
+"""Grading workers that start warm: forked from a server that loaded everything once.
+
+``context()`` is the ``multiprocessing`` context of the local grading pool: a forkserver
+whose process imports this module first, so nbgrader (its apps, preprocessors and
+gradebook models), the course's nbgrader plugins, the checks and the reference, and the
+grading sandbox's probe (``sandbox.reason_unavailable``) are loaded once, in the server;
+every worker is a fork of it and starts with all of that already done. The server lives as
+long as the process that grades (every pool of the run, a pool that replaces one whose
+worker died, every later ``autograde`` of the same process use it) and ends with it.
+
+``start()`` starts the server early, so that its loading overlaps the grading process's
+own work before the pool starts. A worker is a fork of the server, not of the grading
+process: ``grading._worker_init`` gives it the grading process's environment and folder.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+
+
+def _load() -> None:
+    """What every grading worker needs, imported and prepared once (in the server)."""
+    from helpers.teacher import sandbox
+    from helpers.teacher.classroom.course import venv_on_path
+
+    venv_on_path()
+    import jsonschema  # noqa: F401
+    import nbgrader.apps
+    import nbgrader.preprocessors  # noqa: F401
+    import sqlalchemy.dialects.sqlite  # noqa: F401
+
+    import helpers.teacher.classroom.late
+    import helpers.teacher.nbgrader_plugin  # noqa: F401
+    from helpers.teacher import checks, isolated, reference  # noqa: F401
+
+    sandbox.reason_unavailable()  # bubblewrap probed once: the forks keep the answer
+
+
+if os.environ.get("PE_WARM_SERVER") == "1":  # imported by the forkserver: load now
+    try:
+        _load()
+    except Exception:  # noqa: BLE001, S110  (then each worker loads what it needs itself)
+        pass
+
+_CONTEXT = None
+
+
+def context():
+    """The forkserver context of the grading pool (``spawn`` where fork is not available)."""
+    global _CONTEXT
+    if _CONTEXT is None:
+        if "forkserver" not in multiprocessing.get_all_start_methods():
+            return multiprocessing.get_context("spawn")
+        _CONTEXT = multiprocessing.get_context("forkserver")
+        _CONTEXT.set_forkserver_preload([__name__])
+    return _CONTEXT
+
+
+def start() -> None:
+    """Start the forkserver now (it loads in the background); nothing when it runs."""
+    ctx = context()
+    if ctx.get_start_method() != "forkserver":
+        return
+    from multiprocessing import forkserver
+
+    before = os.environ.get("PE_WARM_SERVER")
+    os.environ["PE_WARM_SERVER"] = "1"  # the server's environment: it loads on import
+    try:
+        forkserver.ensure_running()
+    finally:
+        if before is None:
+            os.environ.pop("PE_WARM_SERVER", None)
+        else:
+            os.environ["PE_WARM_SERVER"] = before

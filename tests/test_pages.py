@@ -1,0 +1,180 @@
+"""The pages a teacher opens, piece by piece (helpers.teacher.pages and its neighbours).
+
+The browser tests (tests/test_pages_security.py) open the real pages; these check the
+parts on their own, each against a payload or a value written here by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import nbformat
+import pytest
+
+from helpers import cli
+from helpers.i18n import speaking, tr
+from helpers.teacher import pages
+from helpers.teacher.classroom.lms import roster_names, split_name
+from helpers.teacher.feedback_render import mathml, summary, teacher_comment
+from helpers.teacher.verdict import named
+
+# (payload, what must not survive cleaning)
+ATTACKS = [
+    ('<img src=x onerror="alert(1)">', "onerror"),
+    ("<script>alert(1)</script>", "<script"),
+    ('<a href="javascript:alert(1)">x</a>', "javascript:"),
+    ('<a href="JaVaScRiPt:alert(1)">x</a>', "javascript"),
+    ('<svg onload="alert(1)"><circle r=5/></svg>', "onload"),
+    ('<iframe srcdoc="<script>alert(1)</script>"></iframe>', "iframe"),
+    ('<details open ontoggle="alert(1)"><summary>s</summary>x</details>', "ontoggle"),
+    ('<input autofocus onfocus="alert(1)">', "onfocus"),
+    ('<math><maction xlink:href="javascript:alert(1)">x</maction></math>', "javascript"),
+    ('<img src="data:text/html;base64,PHNjcmlwdD4=">', "data:text/html"),
+    ('<img src="/logout">', "/logout"),
+    ('<meta http-equiv="refresh" content="0;url=javascript:alert(1)">', "refresh"),
+    ('<base href="http://127.0.0.1:9/">', "<base"),
+    ('<form action="/api/x"><button>go</button></form>', "<form"),
+    ('<object data="x"></object><embed src="x">', "<object"),
+    ("<style>body{display:none}</style>", "display:none"),
+    ('<p style="position:fixed;top:0">cover</p>', "position:fixed"),
+    ('<noscript><p title="</noscript><img src=x onerror=alert(1)>"></noscript>', "<img src"),
+    ("<svg><style><img src=x onerror=alert(1)></style></svg>", "onerror"),
+]
+
+
+@pytest.mark.parametrize(("payload", "banned"), ATTACKS)
+def test_clean_removes_every_payload(payload, banned):
+    assert banned.lower() not in pages.clean(payload).lower()
+
+
+def test_clean_keeps_layout_tables_images_and_mathml():
+    kept = pages.clean(
+        "<h2>Head</h2><p><b>b</b> <a href='#x'>in</a> <a href='https://arxiv.org'>out</a></p>"
+        "<table><thead><tr><th>a</th></tr></thead><tbody><tr><td>1</td></tr></tbody></table>"
+        '<img src="data:image/png;base64,iVBORw0KGgo=" alt="plot">'
+        "<details open><summary>Hint</summary>h</details>"
+    )
+    for part in (
+        "<h2>Head</h2>",
+        "<b>b</b>",
+        'href="#x"',
+        'href="https://arxiv.org"',
+        "<th>a</th>",
+        "<td>1</td>",
+        'src="data:image/png;base64,iVBORw0KGgo="',
+        "<summary>Hint</summary>",
+    ):
+        assert part in kept, (part, kept)
+    formula = pages.clean(mathml(r"<p>$\theta_i = 10000^{-2i/d}$</p>"))
+    assert "<math" in formula and "<msub>" in formula and "<mi>θ</mi>" in formula
+    # the learner's ids cannot take the page's own (a Formgrader score field's id)
+    assert 'id="c-written_equivariance"' in pages.clean('<p id="written_equivariance">x</p>')
+
+
+def test_formgrader_policy_allows_only_nbgrader_variable_lines_and_the_template():
+    page = (
+        '<script>\nvar student_id = "alice";\n</script>'
+        '<script>\nvar student_id = "x";document.title="PWNED";"";\n</script>'
+        '<script src="/formgrader/static/js/utils.js"></script>'
+    )
+    policy = pages.formgrader_csp(page)
+    allowed = set(re.findall(r"'sha256-[^']+'", policy))
+    assert pages._sha256('\nvar student_id = "alice";\n') in allowed
+    assert pages._sha256('\nvar student_id = "x";document.title="PWNED";"";\n') not in allowed
+    assert "'unsafe-inline'" not in policy.split("style-src")[0]
+    assert "'unsafe-eval'" not in policy
+    assert "frame-ancestors 'self'" in policy and "object-src 'none'" in policy
+    # the course template's own inline script is allowed by its hash
+    template = (pages.TEMPLATE_DIR / pages.TEMPLATE / "index.html.j2").read_text("utf-8")
+    body = re.search(r"<script>(.*?)</script>", template, re.DOTALL).group(1)
+    assert pages._sha256(body) in allowed
+
+
+def test_safe_cells_keep_nothing_for_an_attribute():
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("x")
+    cell.metadata["tags"] = ['x" onmouseover="alert(1)']
+    cell.metadata["nbgrader"] = {"grade_id": 'a" onclick="x', "grade": True}
+    raw = nbformat.v4.new_raw_cell("<script>alert(1)</script>")
+    raw.metadata["raw_mimetype"] = "text/html"
+    nb.cells = [cell, raw]
+    out, _ = pages.SafeCells().preprocess(nb, {})
+    assert "tags" not in out.cells[0].metadata
+    assert re.fullmatch(r"[A-Za-z0-9_-]+", out.cells[0].metadata["nbgrader"]["grade_id"])
+    assert out.cells[1].source == ""
+
+
+def test_grading_guide_comes_from_the_instructor_notebook_only(tmp_path):
+    from tests.classroom_kit import REPO
+
+    guide = pages.GradingGuide(course_root=str(REPO))
+    found = guide.guides("01_order", "01_order")
+    assert found and all("Grading guide" in text for text in found.values())
+    # the learner's notebook (and so its feedback) never carries it
+    learner = (REPO / "notebooks" / "01_order" / "01_order.ipynb").read_text("utf-8")
+    assert "Grading guide" not in learner
+    assert pages.GradingGuide(course_root=str(tmp_path)).guides("01_order", "01_order") == {}
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "said"),
+    [
+        (
+            "sinusoidal_pe",
+            "sinusoidal_pe: 맞습니다(참조 구현).",
+            "sinusoidal_pe: 맞습니다(참조 구현).",
+        ),
+        ("thetas", "thetas is right, checked with", "thetas is right, checked with"),
+        ("thetas", "all 4 checks passed", "thetas: all 4 checks passed"),
+        ("pe", "pe_norms is wrong", "pe: pe_norms is wrong"),
+    ],
+)
+def test_a_verdict_names_its_function_once(name, text, said):
+    assert named(name, text) == said
+
+
+def test_feedback_has_no_automatic_no_response_comment():
+    assert teacher_comment("No response.") == ""
+    assert teacher_comment("Clear and complete.") == "Clear and complete."
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_markdown_cell("YOUR ANSWER HERE")
+    cell.metadata["nbgrader"] = {"grade_id": "w", "solution": True, "comment": "No response."}
+    nb.cells = [cell]
+    for lang, assignment in (("en", "01_order"), ("ko", "01_order_ko")):
+        with speaking(lang):
+            heading = tr("Your teacher's comments")
+        page = summary(nb, {"nbgrader": {"assignment": assignment}})
+        assert "No response." not in page and heading not in page
+
+
+def test_roster_names_for_the_gradebook(tmp_path):
+    assert split_name("Ada Lovelace") == ("Ada", "Lovelace")
+    assert split_name("Mary Ann Evans") == ("Mary Ann", "Evans")
+    assert split_name("김민준") == ("", "김민준")
+    (tmp_path / "roster.csv").write_text(
+        "student_id,name,email,lms_id,section\nalice,Ada Lovelace,ada@example.org,1,A\nbob,,,2,A\n",
+        encoding="utf-8",
+    )
+    assert roster_names(tmp_path) == {
+        "alice": {"first_name": "Ada", "last_name": "Lovelace", "email": "ada@example.org"}
+    }
+    assert roster_names(tmp_path / "none") == {}
+
+
+def test_grade_ui_port_and_guard():
+    cmd = cli.grade_ui_command(port=8890)
+    assert "--ServerApp.port=8890" in cmd and "--ServerApp.port_retries=0" in cmd
+    assert f"--ServerApp.jpserver_extensions={pages.EXTENSION}=True" in cmd
+    assert not any("port" in c for c in cli.grade_ui_command())
+    for bad in ("0", "70000", "http"):
+        with pytest.raises(SystemExit) as stop:
+            cli.main(["grade-ui", "--port", bad])  # refused before anything starts
+        assert stop.value.code == 2
+
+
+def test_hub_teacher_environment_loads_the_guard(tmp_path):
+    path = pages.enable_in(tmp_path)
+    data = json.loads(path.read_text("utf-8"))
+    assert data["ServerApp"]["jpserver_extensions"] == {pages.EXTENSION: True}
+    assert path.parent.name == "jupyter_server_config.d"

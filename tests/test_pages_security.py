@@ -1,0 +1,407 @@
+"""Nothing a learner wrote runs in the teacher's browser: the red-team tests of the pages.
+
+A class of two is autograded by the course's grader. Alice's notebook carries script
+payloads in her written answer, in a Markdown cell of her own and (as a kernel run of her
+code would leave them: ``SafeExecute.run_kernel = True``) in her cells' outputs: HTML,
+Markdown, SVG and JavaScript outputs, and a cell tag that would break out of its
+attribute. Bob submitted his notebook under a file name that is a payload. Then, as the
+teacher, in headless Chromium:
+
+- the real Formgrader (``python -m helpers grade-ui --port N``) shows Alice's submission:
+  no payload runs (each would append to ``window.__pwned``, set ``document.title`` and
+  request ``/pe-xss-hit``), formulas are MathML and the Markdown table a table, the grading
+  guide sits beside the answer, and the page comes with a Content-Security-Policy;
+- a script reflected by one of nbgrader's own list pages (its template writes the URL into
+  an inline script) is stopped by that policy alone;
+- Alice's and Bob's feedback pages and the class report: no payload runs either.
+
+Each test fails while its attack works (before the pages were cleaned, every payload
+below ran; see docs/security.md).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from helpers import cli
+from helpers.teacher.classroom import report as class_report
+from helpers.teacher.classroom.grading import autograde
+from helpers.teacher.classroom.steps import feedback
+from tests import classroom_kit as kit
+from tests.test_browser import ARTIFACTS, CHROMIUM, LAUNCH_ARGS, _free_port, _skip_reason
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+ASSIGNMENT = "01_order"
+HIT = "pe-xss-hit"
+
+
+def _js(tag: str) -> str:
+    """What a payload runs: visible three ways (a global, the title, a request)."""
+    return (
+        f"window.__pwned=(window.__pwned||[]).concat(['{tag}']);"
+        f"document.title='PWNED {tag}';fetch('/{HIT}?{tag}')"
+    )
+
+
+def _markdown_payloads(where: str) -> str:
+    return "\n\n".join(
+        [
+            f'<img src=x onerror="{_js(where + "-img")}">',
+            f"<script>{_js(where + '-script')}</script>",
+            f'<a href="javascript:{_js(where + "-link")}">click me {where}</a>',
+            f'<svg onload="{_js(where + "-svg")}"><circle r="4"/></svg>',
+            (
+                f"<iframe srcdoc=\"<script>parent.document.title='PWNED {where}-iframe'</script>\">"
+                "</iframe>"
+            ),
+            f'<details open ontoggle="{_js(where + "-details")}"><summary>s</summary>d</details>',
+            f'<input autofocus onfocus="{_js(where + "-focus")}">',
+        ]
+    )
+
+
+FORMULA = r"The angle is $\theta_i = 10000^{-2i/d}$ and"
+TABLE = "| token | position |\n|---|---|\n| ate | 2 |\n| rice | 3 |"
+ANSWER = (
+    "Each output row is a softmax-weighted sum over all tokens.\n\n"
+    f"{FORMULA}\n\n$$\\sum_j a_{{ij}} = 1$$\n\n{TABLE}\n\n{_markdown_payloads('answer')}"
+)
+# a file name cannot hold "/": this payload only sets the title
+NAME_PAYLOAD = "<img src=x onerror=document.title='PWNED-name'>.ipynb"
+
+
+def _outputs_cell() -> nbformat.NotebookNode:
+    svg = (
+        '<svg xmlns="http://www.w3.org/2000/svg" onload="'
+        + _js("output-svg")
+        + '"><circle r="4"/></svg>'
+    )
+    cell = nbformat.v4.new_code_cell("show()")
+    cell.metadata["tags"] = [f'x" autofocus tabindex="1" onfocus="{_js("tags")}']
+    cell.outputs = [
+        nbformat.v4.new_output(
+            "display_data",
+            data={"text/html": _markdown_payloads("output-html"), "text/plain": "html"},
+        ),
+        nbformat.v4.new_output(
+            "display_data",
+            data={"text/markdown": _markdown_payloads("output-md"), "text/plain": "md"},
+        ),
+        nbformat.v4.new_output("display_data", data={"image/svg+xml": svg, "text/plain": "svg"}),
+        nbformat.v4.new_output(
+            "display_data", data={"application/javascript": _js("output-js"), "text/plain": "js"}
+        ),
+        nbformat.v4.new_output(
+            "execute_result",
+            data={"text/html": f'<img src=x onerror="{_js("result")}">', "text/plain": "r"},
+            execution_count=1,
+        ),
+    ]
+    return cell
+
+
+def _meta(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    if _skip_reason():
+        pytest.skip(_skip_reason())
+    tmp = tmp_path_factory.mktemp("pages")
+    course = kit.course_with(tmp, [ASSIGNMENT])
+    (course / "roster.csv").write_text(
+        "student_id,name,email,lms_id,section\n"
+        "alice,Ada Lovelace,ada@example.org,1,A\nbob,김민준,bob@example.org,2,A\n",
+        encoding="utf-8",
+    )
+    path = kit.fill(course, "alice", ASSIGNMENT, broken=["answer_attention"], how="wrong")
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and _meta(cell).get("grade"):
+            cell.source = ANSWER
+    nb.cells.insert(1, nbformat.v4.new_markdown_cell(_markdown_payloads("markdown")))
+    nbformat.write(nb, path)
+    # Alice is late by years: the course's penalty is capped at 50 % (nbgrader_config.py)
+    config = course / "nbgrader_config.py"
+    config.write_text(
+        config.read_text(encoding="utf-8")
+        + f"\nc.ApplyDueDates.duedates = {{{ASSIGNMENT!r}: '2020-01-01 00:00:00 UTC'}}\n",
+        encoding="utf-8",
+    )
+    (path.parent / "timestamp.txt").write_text("2026-11-01 00:00:00.000000 UTC\n")
+    bob = kit.fill(course, "bob", ASSIGNMENT)
+    bob.rename(bob.with_name(NAME_PAYLOAD))
+    report = autograde(course, jobs=2, progress=False)
+    graded_nb = course / "autograded" / "alice" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    nb = nbformat.read(graded_nb, as_version=4)
+    nb.cells.insert(2, _outputs_cell())
+    nbformat.write(nb, graded_nb)
+    assert report is not None
+    return course
+
+
+@pytest.fixture(scope="module")
+def grade_ui(graded, tmp_path_factory):
+    """The Formgrader as ``python -m helpers grade-ui --port N`` starts it."""
+    tmp = tmp_path_factory.mktemp("grade-ui")
+    port, token = _free_port(), secrets.token_hex(16)
+    cmd = cli.grade_ui_command(graded, port=port)
+    assert f"--ServerApp.port={port}" in cmd
+    cmd = [
+        *[c for c in cmd if c != "--allow-root"],
+        "--allow-root",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--IdentityProvider.token={token}",
+        "--LabApp.news_url=",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    env = kit.env() | {
+        "HOME": str(tmp),
+        "JUPYTER_CONFIG_DIR": str(tmp / ".jupyter"),
+        "PE_COURSE_EXCHANGE": str(tmp / "exchange"),
+    }
+    log = tmp / "lab.log"
+    with kit.lab_server(cmd, graded, env, log, port, token) as url:
+        yield url, token, log
+
+
+class Watch:
+    """A page watched for any sign that a payload ran."""
+
+    def __init__(self, page):
+        self.page, self.hits, self.dialogs, self.violations = page, [], [], []
+        page.on(
+            "request",
+            lambda r: (
+                self.hits.append(r.url)
+                if urllib.parse.urlparse(r.url).path.endswith(f"/{HIT}")
+                else None
+            ),
+        )
+        page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+        self.console: list[str] = []
+        page.on("console", self._console)
+        page.on("pageerror", lambda e: self.console.append(f"pageerror: {e}"))
+
+    def _console(self, message) -> None:
+        self.console.append(f"{message.type}: {message.text}")
+        if "Content Security" in message.text:
+            self.violations.append(message.text)
+
+    def ran(self) -> list:
+        """Everything a payload left: globals, title, requests, dialogs."""
+        self.page.wait_for_timeout(1500)
+        pwned = self.page.evaluate("window.__pwned || []")
+        title = self.page.title()
+        found = list(pwned) + self.hits + self.dialogs
+        if "PWNED" in title:
+            found.append(f"title: {title}")
+        return found
+
+
+def _browser(pw):
+    return pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS, headless=True)
+
+
+def _click_links(page) -> None:
+    """Click every link a payload made (a javascript: link runs only when clicked)."""
+    for link in page.get_by_text(re.compile("click me")).all():
+        if link.is_visible():
+            link.click(timeout=2000, no_wait_after=True)
+            page.wait_for_timeout(200)
+
+
+def _open_submission(page, url: str, token: str) -> None:
+    page.goto(f"{url}/?token={token}")
+    page.wait_for_url("**/formgrader**")
+    page.goto(f"{url}/formgrader/gradebook/{ASSIGNMENT}/{ASSIGNMENT}")
+    page.wait_for_selector("text=Submission #1")
+    page.get_by_text("Show All Names").click()
+    page.get_by_role("link", name="Lovelace, Ada").click()  # the roster's name
+    page.wait_for_load_state("networkidle")
+
+
+def test_formgrader_submission_runs_nothing_a_learner_wrote(graded, grade_ui):
+    from playwright.sync_api import sync_playwright
+
+    url, token, _ = grade_ui
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = _browser(pw)
+        try:
+            page = browser.new_page(viewport={"width": 1300, "height": 900})
+            watch = Watch(page)
+            _open_submission(page, url, token)
+            written = next(
+                _meta(c)["grade_id"]
+                for c in nbformat.read(
+                    graded / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4
+                ).cells
+                if c.cell_type == "markdown" and _meta(c).get("grade")
+            )
+            page.wait_for_selector(f"#{written}")
+            _click_links(page)
+            assert watch.ran() == []
+            # the Formgrader itself still works: its scripts filled the autograded scores
+            page.wait_for_function("window.formgrader && window.formgrader.grades.loaded")
+            filled = page.locator("input.score").evaluate_all(
+                "els => els.filter(e => e.placeholder !== '').length"
+            )
+            assert filled > 0, watch.console
+            answer = page.locator(".pe-answer").first
+            # formulas as MathML (no raw $...$), the Markdown table as a table
+            assert answer.locator("math").count() >= 2
+            assert answer.locator("math").first.bounding_box()["width"] > 10
+            text = answer.inner_text()
+            assert "$" not in text and "\\theta" not in text, text
+            assert answer.locator("table td").count() == 4
+            # the grading guide beside the answer, to its right
+            guide = page.locator(".pe-guide").first
+            assert "Grading guide" in guide.inner_text()
+            assert guide.bounding_box()["x"] > answer.bounding_box()["x"] + 200
+            # the score before and after the late penalty, each labelled
+            from nbgrader.api import Gradebook
+
+            with Gradebook(f"sqlite:///{graded / 'gradebook.db'}") as gb:
+                sub = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "alice")
+                score, top = float(sub.score), float(sub.max_score)
+                penalty = float(sub.late_submission_penalty or 0)
+            assert score > 0 and penalty == pytest.approx(0.5 * score)  # the 50 % cap
+            said = page.inner_text(".pe-score")
+            assert f"Score after the late penalty: {score - penalty:g} / {top:g}" in said, said
+            assert f"before the penalty {score:g}; late penalty −{penalty:g}" in said, said
+            page.screenshot(path=str(ARTIFACTS / "pages_formgrader_submission.png"))
+        finally:
+            browser.close()
+    # the page's Content-Security-Policy: no inline script but the template's own
+    with urllib.request.urlopen(f"{url}/formgrader/gradebook?token={token}", timeout=30) as r:
+        policy = r.headers.get("Content-Security-Policy", "")
+    assert "script-src 'self'" in policy and "'unsafe-inline'" not in policy.split("style-src")[0]
+
+
+def test_a_script_reflected_by_a_formgrader_page_is_stopped_by_its_policy(grade_ui):
+    """nbgrader's list pages write the student id of the URL into an inline script,
+    unescaped: a link a learner hands the teacher (allowed in an answer: it is http) would
+    run. The Content-Security-Policy alone stops it."""
+    from playwright.sync_api import sync_playwright
+
+    url, token, _ = grade_ui
+    evil = urllib.parse.quote(f'x";{_js("reflected")};"', safe="")
+    with sync_playwright() as pw:
+        browser = _browser(pw)
+        try:
+            page = browser.new_page()
+            watch = Watch(page)
+            page.goto(f"{url}/?token={token}")
+            page.wait_for_url("**/formgrader**")
+            page.goto(f"{url}/formgrader/manage_students/{evil}")
+            page.wait_for_load_state("networkidle")
+            assert watch.ran() == []
+            assert watch.violations, "the policy reported no blocked script"
+            # the page's own scripts run: nbgrader's list shows its table
+            page.goto(f"{url}/formgrader/manage_students")
+            page.wait_for_selector("text=Ada")
+            body = page.inner_text("body")
+            assert "Lovelace, Ada" in body and "김민준" in body, body
+            assert "None, None" not in body and "ada@example.org" in body
+            page.screenshot(path=str(ARTIFACTS / "pages_manage_students.png"))
+        finally:
+            browser.close()
+
+
+def test_grade_ui_says_a_missing_exchange_once(grade_ui):
+    """Every Formgrader request probes the exchange; a missing one is said once."""
+    from playwright.sync_api import sync_playwright
+
+    url, token, log = grade_ui
+    with sync_playwright() as pw:
+        browser = _browser(pw)
+        try:
+            page = browser.new_page()
+            page.goto(f"{url}/?token={token}")
+            for where in ("manage_assignments", "gradebook", "manage_students"):
+                page.goto(f"{url}/formgrader/{where}")
+                page.wait_for_load_state("networkidle")
+        finally:
+            browser.close()
+    text = log.read_text(encoding="utf-8")
+    assert text.count("Unwritable directory") == 1, text
+    assert "said once" in text
+
+
+def _open_file(path: Path) -> list:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = _browser(pw)
+        try:
+            page = browser.new_page()
+            watch = Watch(page)
+            page.goto(path.as_uri())
+            _click_links(page)
+            ran = watch.ran()
+            math = page.locator("math").count()
+            text = page.inner_text("body")
+        finally:
+            browser.close()
+    return [ran, math, text]
+
+
+def test_feedback_and_report_pages_run_nothing_a_learner_wrote(graded):
+    feedback(graded, [ASSIGNMENT], exchange=None)
+    alice = graded / "feedback" / "alice" / ASSIGNMENT / f"{ASSIGNMENT}.html"
+    ran, math, text = _open_file(alice)
+    assert ran == []
+    assert math >= 2  # the answer's formulas, as MathML
+    assert "No response." not in text
+    # a partly right test cell's result (the share of its points nbgrader reads) is not
+    # shown raw under its verdict
+    nb = nbformat.read(graded / "autograded" / "alice" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
+    raw = [
+        o["data"]["text/plain"]
+        for c in nb.cells
+        if c.cell_type == "code" and _meta(c).get("grade")
+        for o in c.get("outputs", [])
+        if o.get("output_type") == "execute_result"
+    ]
+    assert raw, "no test cell was partly right"
+    html = alice.read_text(encoding="utf-8")
+    shown = [
+        r
+        for r in raw
+        if re.search(r"output_execute_result[^>]*>\s*<pre>\s*" + re.escape(r) + r"\s*</pre>", html)
+    ]
+    assert not shown, shown
+    pages = list((graded / "feedback" / "bob").rglob("*.html"))
+    assert pages, "bob has no feedback page"
+    for page in pages:
+        assert _open_file(page)[0] == []
+    out = class_report.write(graded, [ASSIGNMENT])
+    for page in sorted(out.parent.glob("*.html")):
+        ran, _, text = _open_file(page)
+        assert ran == [], page
+    page = (out.parent / f"{ASSIGNMENT}.html").read_text(encoding="utf-8")
+    assert "Content-Security-Policy" in page and "default-src 'none'" in page
+
+
+def test_report_names_the_function_of_each_mistake():
+    """The report's mistakes table: one row per (function, mistake), the function first."""
+    rep = class_report.AssignmentReport("06_rope", "en", 15.0, {"alice": 3.0, "bob": 4.0}, {})
+    rep.mistakes = {("apply_rope", "split halves"): ["alice", "bob"], ("thetas", "x"): ["bob"]}
+    page = class_report.assignment_page(rep)
+    table = page[page.index('<table class="mistakes">') :]
+    table = table[: table.index("</table>")]
+    assert "<th>function</th><th>mistake</th>" in table
+    cells = [re.findall(r"<td>(.*?)</td>", r) for r in re.findall(r"<tr>(.*?)</tr>", table)[1:]]
+    assert cells[0][:3] == ["<code>apply_rope</code>", "split halves", "2"], cells
+    assert cells[1][:3] == ["<code>thetas</code>", "x", "1"], cells
+    assert rep.counts()["named mistakes"] == 2
