@@ -22,7 +22,7 @@ LAYERS = [
     ["helpers", "helpers.validate", "helpers.i18n", "helpers.fonts"],
     ["helpers.teacher", "helpers.teacher.reference", "helpers.plots", "helpers.widgets"],
     ["helpers.session"],
-    ["helpers.reference", "helpers.teacher.codec", "helpers.teacher.exercises"],
+    ["helpers.reference", "helpers.teacher.codec", "helpers.teacher.exercises", "helpers.train"],
     ["helpers.teacher.seeds"],
     ["helpers.teacher.calling", "helpers.teacher.checks"],
     ["helpers.teacher.verdict", "helpers.teacher.notebook", "helpers.teacher.sandbox"],

@@ -92,6 +92,12 @@ SPEC_FUNCTIONS = {
         "sink_cache_update",
         "mla_cache_values",
     ],
+    "13_train_short": [
+        "next_token_loss",
+        "chain_entropy",
+        "attention_entropy",
+        "breaking_point",
+    ],
 }
 
 # The "Known mistakes" table of COURSE_SPEC.md, one entry per (function, mistake):
@@ -143,6 +149,11 @@ SPEC_MISTAKES = {
     "llama4_attn_scales": 1,  # without the + 1
     "rerotate_keys": 1,  # turned forward
     "sink_cache_update": 1,  # built on the forward turn
+    # 13_train_short
+    "next_token_loss": 3,  # no maximum subtracted; the mean over positions; log base 2
+    "chain_entropy": 3,  # pairs weighted equally; h1 unconditional; log base 2
+    "attention_entropy": 3,  # nan at zero weights; columns instead of rows; log base 2
+    "breaking_point": 3,  # before train_len; counted from train_len; window ignored
 }
 
 # The picture of seed 000 (section 8): sinusoidal_pe(24, 16) drawn with " .:-=+*#%@".

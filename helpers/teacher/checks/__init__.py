@@ -144,11 +144,13 @@ def diagnose(check: FunctionCheck, case: Case, got) -> Mistake | None:
         got = normalize(check.kind, got)
     except ValueError:
         return None
+    refused = False
     try:
         want = expected(check, case)
     except ValueError:
-        want = None  # the reference refuses this case: any answer is wrong
-    if want is not None and agree(check.kind, got, want)[0]:
+        want, refused = None, True  # the reference refuses this case: any answer is wrong
+    # (an "optional" answer may be None without being refused: breaking_point finds no break)
+    if not refused and agree(check.kind, got, want)[0]:
         return None
     outputs = [m for m in check.mistakes if m.detect == "output"]
     for mistake in outputs:
@@ -161,7 +163,7 @@ def diagnose(check: FunctionCheck, case: Case, got) -> Mistake | None:
                 normalize(check.kind, wrong)
             except (ValueError, TypeError, ArithmeticError, IndexError):
                 continue
-            if want is not None and agree(check.kind, wrong, want)[0]:
+            if not refused and agree(check.kind, wrong, want)[0]:
                 continue
             if agree(check.kind, got, wrong, nan_equal=True, atol=mistake.atol)[0]:
                 return mistake

@@ -1,0 +1,90 @@
+"""Train every scheme of 13_train_short and read it past its training length.
+
+    python -m bench.train_short [--seeds 0,1,2] [--steps 1000]
+
+Prints milliseconds per step, seconds per model and the table of excess over the best
+loss at 1x, 2x, 4x and 8x the training length (the mean over the seeds, and each seed's
+ordering at 8x); writes ``artifacts/train_short.json``:
+
+    {"config": {...}, "seeds": [...], "schemes": {"<name>": {"excess": {"1": x, "2": x,
+     "4": x, "8": x}, "train_s": s, "ms_per_step": ms}}, "total_train_s": s, "load": [1, 5, 15]}
+
+Timings depend on the machine and on what else runs on it: the load averages are written
+beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import numpy as np
+
+from helpers import train
+
+OUT = Path("artifacts") / "train_short.json"
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", default="0", help="comma-separated seeds (default 0)")
+    parser.add_argument("--steps", type=int, default=train.Config().steps)
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    base = replace(train.Config(), steps=args.steps)
+    runs = []
+    for seed in seeds:
+        print(f"seed {seed}")
+        runs.append(train.run_experiment(seed=seed, base=base, progress=None))
+        for name in runs[-1]["excess"]:
+            print(
+                f"  {name:>10}: {runs[-1]['train_s'][name]:6.1f} s, "
+                f"{runs[-1]['ms_per_step'][name]:6.1f} ms/step "
+                f"({runs[-1]['cpu_ms_per_step'][name]:.1f} ms of CPU), excess "
+                + " ".join(f"{runs[-1]['excess'][name][k]:+.3f}" for k in train.FACTORS)
+            )
+    names = list(runs[0]["excess"])
+    schemes = {}
+    for name in names:
+        schemes[name] = {
+            "excess": {
+                str(k): float(np.mean([r["excess"][name][k] for r in runs])) for k in train.FACTORS
+            },
+            "train_s": float(np.mean([r["train_s"][name] for r in runs])),
+            "ms_per_step": float(np.mean([r["ms_per_step"][name] for r in runs])),
+        }
+    total = float(np.mean([sum(r["train_s"].values()) for r in runs]))
+    load = list(os.getloadavg())
+    print(f"\nmean of {len(seeds)} seed(s); load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print(
+        f"{'scheme':>10} {'ms/step':>8} {'s/model':>8}   "
+        + "  ".join(f"{k}x" for k in train.FACTORS)
+    )
+    for name, row in schemes.items():
+        print(
+            f"{name:>10} {row['ms_per_step']:8.1f} {row['train_s']:8.1f}   "
+            + " ".join(f"{row['excess'][str(k)]:+.3f}" for k in train.FACTORS)
+        )
+    for seed, r in zip(seeds, runs):
+        order = sorted(r["excess"], key=lambda n: r["excess"][n][8])
+        print(f"seed {seed} at 8x, best first: " + " < ".join(order))
+    print(f"seven trainings: {total:.1f} s (mean over seeds)")
+    result = {
+        "config": {k: v for k, v in asdict(base).items() if k not in ("scheme", "seed")},
+        "seeds": seeds,
+        "schemes": schemes,
+        "total_train_s": total,
+        "load": load,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"wrote {args.out}")
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,794 @@
+"""A tiny decoder trained by hand in numpy: train short, test long (notebook 13_train_short).
+
+Everything a model needs to learn, written out: the task (an order-2 Markov chain), the
+model (decoder-only, pre-LayerNorm, 2 layers, 4 heads, d_model 64, a 4x GELU MLP, an untied
+output), its forward pass and its backward pass by hand, one function per layer with its
+gradient beside it, and Adam with warm-up, cosine decay and gradient clipping.
+
+Read a layer as its formula (the comment above each line), then the same line backwards in
+its ``*_backward`` twin. Shapes: ``B`` sequences, ``T`` positions, ``d`` model width, ``H``
+heads of width ``dh = d / H``, ``V`` tokens, ``F = 4 d`` the MLP's width.
+
+The positional schemes (``Config.scheme``):
+
+- ``"none"``: no positions at all (NoPE; order leaks in through the causal mask only);
+- ``"sinusoidal"``: ``x_t += PE[t]``, the table of Vaswani et al. (``sinusoidal_pe``);
+- ``"learned"``: ``x_t += P[t]``, a trained table of ``train_len`` rows; a position past it
+  reads the last row (clamped: the table has nothing there);
+- ``"rope"``: queries and keys rotated by their position (``apply_rope``, Su et al.);
+- ``"alibi"``: ``-slope_h * (i - j)`` added to the scores (``alibi_bias``, Press et al.);
+- ``"t5"``: a trained scalar per head and per bucket of ``j - i`` added to the scores, one
+  table shared by the layers (``t5_bucket``, Raffel et al.), ``max_distance`` a setting.
+
+The encodings themselves are callables (``Encodings``): the learner's own functions of the
+earlier notebooks, or, when none is given, the reference's.
+
+Training runs on one BLAS thread (``threadpoolctl``): on a small CPU, two threads fighting
+over matrices this small were several times slower than one. Everything is deterministic
+for a seed on one machine: the data, the initial weights and the order of operations.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+SCHEMES = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
+BOS_NAME = "BOS"
+LN_EPS = 1e-5
+GELU_C = math.sqrt(2.0 / math.pi)  # the tanh approximation of GELU
+
+
+# ----------------------------------------------------------------------------------------
+# Settings
+
+
+@dataclass(frozen=True)
+class Config:
+    """One model, one task, one training run."""
+
+    scheme: str = "none"
+    vocab: int = 16  # V: the chain's tokens; the input also has BOS (token V)
+    d_model: int = 64
+    n_heads: int = 4
+    n_layers: int = 2
+    mlp_mult: int = 4
+    train_len: int = 32
+    batch: int = 16
+    steps: int = 1000
+    lr: float = 3e-3
+    warmup: int = 100
+    min_lr: float = 3e-4  # the cosine ends here
+    clip: float = 1.0  # the largest global gradient norm
+    beta1: float = 0.9
+    beta2: float = 0.99
+    seed: int = 0
+    task_seed: int = 0  # the chain's table (the same task for every model)
+    t5_buckets: int = 32
+    t5_max_distance: int | None = None  # None: the training length
+    rope_base: float = 10000.0
+    sinusoidal_base: float = 10000.0
+
+    def __post_init__(self) -> None:
+        if self.scheme not in SCHEMES:
+            raise ValueError(f"scheme must be one of {SCHEMES}, got {self.scheme!r}")
+        if self.d_model % self.n_heads or (self.d_model // self.n_heads) % 2:
+            raise ValueError(
+                f"d_model / n_heads must be an even integer, got {self.d_model} / {self.n_heads}"
+            )
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.n_heads
+
+    @property
+    def max_distance(self) -> int:
+        return self.train_len if self.t5_max_distance is None else int(self.t5_max_distance)
+
+
+@dataclass
+class Encodings:
+    """The position functions the models use (None: the reference's, loaded when needed).
+
+    Their signatures are the course's: ``sinusoidal_pe(max_len, d, base)``,
+    ``apply_rope(vec, pos, base)``, ``alibi_bias(n_heads, seq_len, causal)``,
+    ``t5_bucket(rel, bidirectional, num_buckets, max_distance)``.
+    """
+
+    sinusoidal_pe: Callable | None = None
+    apply_rope: Callable | None = None
+    alibi_bias: Callable | None = None
+    t5_bucket: Callable | None = None
+    rope_thetas: np.ndarray | None = None  # RoPE made longer: these rates, not apply_rope's
+    rope_scale: float = 1.0  # YaRN's attention factor, on q and k both
+
+    def get(self, name: str) -> Callable:
+        fn = getattr(self, name)
+        if fn is not None:
+            return fn
+        try:
+            from helpers import reference
+        except ImportError as exc:  # the classroom build ships no reference
+            raise RuntimeError(
+                f"no {name} given and this installation has no reference: "
+                "write it in the recap cell"
+            ) from exc
+        return getattr(reference, name)
+
+
+# ----------------------------------------------------------------------------------------
+# The task: an order-2 Markov chain with a BOS token
+
+
+def markov_table(vocab: int = 16, seed: int = 0, uniform: float = 0.02) -> np.ndarray:
+    """A sparse order-2 transition table, ``table[a, b, c] = P(next = c | a, b)``.
+
+    Each context (a, b) has 2 to 4 likely successors with Dirichlet weights; a little
+    uniform mass (``uniform``) makes the chain irreducible and aperiodic.
+    # shape: (V, V, V), rows summing to 1
+    """
+    rng = np.random.default_rng(seed)
+    table = np.zeros((vocab, vocab, vocab))
+    for a in range(vocab):
+        for b in range(vocab):
+            k = int(rng.integers(2, 5))
+            nexts = rng.choice(vocab, size=k, replace=False)
+            table[a, b, nexts] = rng.dirichlet(np.ones(k))
+    return (1.0 - uniform) * table + uniform / vocab
+
+
+def pair_stationary(table: np.ndarray) -> np.ndarray:
+    """The stationary distribution of the pair chain (a, b) -> (b, c).
+    # shape: (V, V)
+    """
+    V = table.shape[0]
+    # P[(a, b), (b, c)] = table[a, b, c]
+    P = np.zeros((V, V, V, V))
+    for b in range(V):
+        P[:, b, b, :] = table[:, b, :]
+    P = P.reshape(V * V, V * V)
+    # pi (P - I) = 0 with sum(pi) = 1: one equation replaced by the sum
+    A = P.T - np.eye(V * V)
+    A[-1, :] = 1.0
+    rhs = np.zeros(V * V)
+    rhs[-1] = 1.0
+    pi = np.clip(np.linalg.solve(A, rhs), 0.0, None)
+    return (pi / pi.sum()).reshape(V, V)
+
+
+def sample_sequences(
+    table: np.ndarray, n: int, length: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``n`` chains of ``length`` tokens, the first pair from the stationary distribution.
+    # shape: (n, length), int64
+    """
+    V = table.shape[0]
+    pi = pair_stationary(table).ravel()
+    out = np.empty((n, length), dtype=np.int64)
+    first = rng.choice(V * V, size=n, p=pi)
+    out[:, 0], out[:, 1] = first // V, first % V
+    cum = np.cumsum(table, axis=-1)  # (V, V, V)
+    for t in range(2, length):
+        u = rng.random(n)[:, None]
+        rows = cum[out[:, t - 2], out[:, t - 1]]  # (n, V)
+        out[:, t] = np.minimum((u > rows).sum(axis=1), V - 1)
+    return out
+
+
+def inputs_targets(seqs: np.ndarray, vocab: int) -> tuple[np.ndarray, np.ndarray]:
+    """Inputs ``[BOS, x0, ..., x_{T-2}]`` and targets ``[x0, ..., x_{T-1}]``: position t
+    predicts token t having seen the ones before it."""
+    bos = np.full((seqs.shape[0], 1), vocab, dtype=np.int64)
+    return np.concatenate([bos, seqs[:, :-1]], axis=1), seqs
+
+
+def best_loss_per_position(entropies: tuple[float, float, float], length: int) -> np.ndarray:
+    """The exact best expected loss at each position: h0, h1, then h_rest.
+    # shape: (length,)
+    """
+    h0, h1, h_rest = entropies
+    best = np.full(length, float(h_rest))
+    best[0] = h0
+    if length > 1:
+        best[1] = h1
+    return best
+
+
+# ----------------------------------------------------------------------------------------
+# Layers: each forward returns (output, cache); each backward takes d(output) and the cache
+
+
+def linear(x, W, b=None):
+    # y = x W + b                                  x (..., n_in), W (n_in, n_out)
+    y = x @ W
+    if b is not None:
+        y = y + b
+    return y, x
+
+
+def linear_backward(dy, x, W, has_bias=True):
+    # dW = x^T dy (summed over every leading axis), db = sum dy, dx = dy W^T
+    x2, dy2 = x.reshape(-1, x.shape[-1]), dy.reshape(-1, dy.shape[-1])
+    dW = x2.T @ dy2  # (n_in, n_out)
+    db = dy2.sum(axis=0) if has_bias else None  # (n_out,)
+    dx = dy @ W.T  # (..., n_in)
+    return dx, dW, db
+
+
+def layer_norm(x, g, b):
+    # mu = mean_k x_k,  var = mean_k (x_k - mu)^2          (..., 1)
+    mu = x.mean(axis=-1, keepdims=True)
+    xc = x - mu
+    var = (xc * xc).mean(axis=-1, keepdims=True)
+    # rstd = 1 / sqrt(var + eps)                            (..., 1)
+    rstd = 1.0 / np.sqrt(var + LN_EPS)
+    # xhat = (x - mu) rstd,  y = g * xhat + b               (..., d)
+    xhat = xc * rstd
+    return g * xhat + b, (xhat, rstd, g)
+
+
+def layer_norm_backward(dy, cache):
+    xhat, rstd, g = cache
+    # dg = sum dy * xhat,  db = sum dy                      (d,)
+    dg = (dy * xhat).reshape(-1, xhat.shape[-1]).sum(axis=0)
+    db = dy.reshape(-1, dy.shape[-1]).sum(axis=0)
+    # dxhat = dy * g
+    dxhat = dy * g
+    # dx = rstd (dxhat - mean(dxhat) - xhat mean(dxhat * xhat))    (..., d)
+    dx = rstd * (
+        dxhat
+        - dxhat.mean(axis=-1, keepdims=True)
+        - xhat * (dxhat * xhat).mean(axis=-1, keepdims=True)
+    )
+    return dx, dg, db
+
+
+def gelu(x):
+    # u = c (x + 0.044715 x^3),  c = sqrt(2 / pi)           (x*x*x: a float32 power is 200x slower)
+    u = GELU_C * (x + 0.044715 * (x * x * x))
+    t = np.tanh(u)
+    # gelu(x) = x (1 + tanh u) / 2
+    return 0.5 * x * (1.0 + t), (x, t)
+
+
+def gelu_backward(dy, cache):
+    x, t = cache
+    # d gelu / dx = (1 + t) / 2 + x (1 - t^2) c (1 + 3 * 0.044715 x^2) / 2
+    du_dx = GELU_C * (1.0 + 3.0 * 0.044715 * (x * x))
+    return dy * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du_dx)
+
+
+def split_heads(x, H):
+    # (B, T, d) -> (B, H, T, dh)
+    B, T, d = x.shape
+    return x.reshape(B, T, H, d // H).transpose(0, 2, 1, 3)
+
+
+def merge_heads(x):
+    # (B, H, T, dh) -> (B, T, d)
+    B, H, T, dh = x.shape
+    return x.transpose(0, 2, 1, 3).reshape(B, T, H * dh)
+
+
+def rotate(x, R):
+    # x'_t = x_t R_t: each position's own rotation           x (B, H, T, dh), R (T, dh, dh)
+    return np.matmul(x[..., None, :], R)[..., 0, :]
+
+
+def rotate_backward(dx_rot, R):
+    # dx_t = dx'_t R_t^T
+    return np.matmul(dx_rot[..., None, :], np.swapaxes(R, -1, -2))[..., 0, :]
+
+
+def attention(q, k, v, bias, mask):
+    """Causal attention of one layer, every head at once.
+
+    q, k, v (B, H, T, dh); bias (H, T, T) or None; mask (T, T), True where j > i.
+    """
+    dh = q.shape[-1]
+    # s_ij = q_i . k_j / sqrt(dh) + bias_ij                  (B, H, T, T)
+    s = (q @ np.swapaxes(k, -1, -2)) * (1.0 / math.sqrt(dh))
+    if bias is not None:
+        s = s + bias
+    # s_ij = -inf for j > i (a key after the query)
+    s = np.where(mask, -np.inf, s)
+    # p_ij = exp(s_ij - max_j s) / sum_j exp(s_ij - max_j s)
+    s = s - s.max(axis=-1, keepdims=True)
+    e = np.exp(s)
+    p = e / e.sum(axis=-1, keepdims=True)
+    # o_i = sum_j p_ij v_j                                   (B, H, T, dh)
+    return p @ v, (q, k, v, p)
+
+
+def attention_backward(do, cache):
+    q, k, v, p = cache
+    dh = q.shape[-1]
+    # dv = p^T do,  dp = do v^T
+    dv = np.swapaxes(p, -1, -2) @ do
+    dp = do @ np.swapaxes(v, -1, -2)
+    # ds_ij = p_ij (dp_ij - sum_j' p_ij' dp_ij')             (B, H, T, T); also d bias
+    ds = p * (dp - (p * dp).sum(axis=-1, keepdims=True))
+    # dq = ds k / sqrt(dh),  dk = ds^T q / sqrt(dh)
+    scale = 1.0 / math.sqrt(dh)
+    dq = (ds @ k) * scale
+    dk = (np.swapaxes(ds, -1, -2) @ q) * scale
+    return dq, dk, dv, ds
+
+
+def cross_entropy(logits, targets):
+    """Mean next-token loss and the loss at each position.
+
+    logits (B, T, V), targets (B, T) -> (mean, (B, T) losses, cache)
+    """
+    # loss_t = logsumexp(z_t) - z_t[target]   (the maximum subtracted first)
+    m = logits.max(axis=-1, keepdims=True)
+    e = np.exp(logits - m)
+    se = e.sum(axis=-1, keepdims=True)
+    lse = (m + np.log(se))[..., 0]
+    picked = np.take_along_axis(logits, targets[..., None], axis=-1)[..., 0]
+    losses = lse - picked
+    return losses.mean(), losses, (e / se, targets)
+
+
+def cross_entropy_backward(cache):
+    probs, targets = cache
+    # d mean / dz = (softmax(z) - onehot(target)) / (B T)
+    d = probs.copy()
+    np.put_along_axis(d, targets[..., None], np.take_along_axis(d, targets[..., None], -1) - 1, -1)
+    return d / (targets.size)
+
+
+# ----------------------------------------------------------------------------------------
+# Positions
+
+
+class Positions:
+    """What a scheme adds, for sequences of length T: cached per T."""
+
+    def __init__(self, cfg: Config, enc: Encodings, dtype):
+        self.cfg, self.enc, self.dtype = cfg, enc, dtype
+        self._cache: dict[int, dict] = {}
+
+    def at(self, T: int) -> dict:
+        if T not in self._cache:
+            self._cache[T] = self._build(T)
+        return self._cache[T]
+
+    def _build(self, T: int) -> dict:
+        cfg, enc, out = self.cfg, self.enc, {}
+        pos = np.arange(T)
+        # the causal mask: True where the key comes after the query
+        out["mask"] = pos[None, :] > pos[:, None]  # (T, T)
+        if cfg.scheme == "sinusoidal":
+            pe = enc.get("sinusoidal_pe")(T, cfg.d_model, cfg.sinusoidal_base)
+            out["pe"] = np.asarray(pe, dtype=np.float64).astype(self.dtype)  # (T, d)
+        elif cfg.scheme == "learned":
+            # positions past the table read its last row
+            out["rows"] = np.minimum(pos, cfg.train_len - 1)  # (T,)
+        elif cfg.scheme == "rope":
+            out["R"] = rope_matrices(T, cfg.head_dim, cfg.rope_base, enc).astype(self.dtype)
+        elif cfg.scheme == "alibi":
+            bias = np.asarray(enc.get("alibi_bias")(cfg.n_heads, T, True), dtype=np.float64)
+            # the mask is applied apart: keep only what lies on or below the diagonal
+            out["bias"] = np.where(out["mask"], 0.0, bias).astype(self.dtype)  # (H, T, T)
+        elif cfg.scheme == "t5":
+            rel = pos[None, :] - pos[:, None]  # j - i
+            bucket = enc.get("t5_bucket")(rel, False, cfg.t5_buckets, cfg.max_distance)
+            out["bucket"] = np.asarray(bucket, dtype=np.int64)  # (T, T)
+        return out
+
+
+def rope_matrices(T: int, dh: int, base: float, enc: Encodings) -> np.ndarray:
+    """Each position's rotation as a matrix: row k of R_t is apply_rope(e_k, t).
+
+    A rotation is linear, so x R_t = apply_rope(x, t) for every x; computing it once per
+    length from the given function keeps the model faithful to that function.
+    With ``enc.rope_thetas``: pair i turned by t * theta_i (RoPE made longer), scaled by
+    ``enc.rope_scale``.
+    # shape: (T, dh, dh)
+    """
+    pos = np.arange(T)
+    if enc.rope_thetas is not None:
+        theta = np.asarray(enc.rope_thetas, dtype=np.float64)  # (dh / 2,)
+        a = pos[:, None] * theta[None, :]  # (T, dh / 2)
+        c, s = np.cos(a), np.sin(a)
+        R = np.zeros((T, dh, dh))
+        i = np.arange(dh // 2)
+        # (x0, x1) -> (x0 c - x1 s, x0 s + x1 c): row 2i is where x0 goes, row 2i+1 x1's
+        R[:, 2 * i, 2 * i], R[:, 2 * i, 2 * i + 1] = c, s
+        R[:, 2 * i + 1, 2 * i], R[:, 2 * i + 1, 2 * i + 1] = -s, c
+        return R * enc.rope_scale
+    eye = np.broadcast_to(np.eye(dh), (T, dh, dh))  # (T, k, dh): e_k at every t
+    tpos = np.broadcast_to(pos[:, None], (T, dh))
+    R = enc.get("apply_rope")(np.array(eye), np.array(tpos), base)
+    return np.asarray(R, dtype=np.float64) * enc.rope_scale
+
+
+# ----------------------------------------------------------------------------------------
+# The model
+
+
+def init_params(cfg: Config, rng: np.random.Generator, dtype=np.float32) -> dict:
+    """Weights: N(0, 0.02) linears (the output projections shrunk by 1/sqrt(2 n_layers), as
+    GPT-2), unit LayerNorm gains, zero biases, N(0, 0.5) embeddings, a zero T5 table."""
+    d, F, V = cfg.d_model, cfg.mlp_mult * cfg.d_model, cfg.vocab
+    std, proj = 0.02, 0.02 / math.sqrt(2 * cfg.n_layers)
+    p = {"tok_emb": rng.normal(0, 0.5, (V + 1, d))}  # V tokens + BOS
+    if cfg.scheme == "learned":
+        p["pos_emb"] = rng.normal(0, 0.5, (cfg.train_len, d))
+    if cfg.scheme == "t5":
+        p["t5_table"] = np.zeros((cfg.t5_buckets, cfg.n_heads))
+    for l in range(cfg.n_layers):
+        p[f"{l}.ln1_g"], p[f"{l}.ln1_b"] = np.ones(d), np.zeros(d)
+        p[f"{l}.Wqkv"] = rng.normal(0, std, (d, 3 * d))  # [Wq | Wk | Wv]
+        p[f"{l}.Wo"] = rng.normal(0, proj, (d, d))
+        p[f"{l}.ln2_g"], p[f"{l}.ln2_b"] = np.ones(d), np.zeros(d)
+        p[f"{l}.W1"], p[f"{l}.b1"] = rng.normal(0, std, (d, F)), np.zeros(F)
+        p[f"{l}.W2"], p[f"{l}.b2"] = rng.normal(0, proj, (F, d)), np.zeros(d)
+    p["lnf_g"], p["lnf_b"] = np.ones(d), np.zeros(d)
+    p["W_out"], p["b_out"] = rng.normal(0, std, (d, V)), np.zeros(V)
+    return {k: v.astype(dtype) for k, v in p.items()}
+
+
+def forward(params: dict, cfg: Config, positions: Positions, inputs: np.ndarray):
+    """Logits of the next token at every position, and what the backward pass needs.
+
+    inputs (B, T) int -> logits (B, T, V)
+    """
+    _B, T = inputs.shape
+    H = cfg.n_heads
+    pos = positions.at(T)
+    caches: dict = {"inputs": inputs, "layers": []}
+    # x_t = E[token_t]                                        (B, T, d)
+    x = params["tok_emb"][inputs]
+    if cfg.scheme == "sinusoidal":
+        # x_t += PE[t]
+        x = x + pos["pe"]
+    elif cfg.scheme == "learned":
+        # x_t += P[min(t, train_len - 1)]
+        x = x + params["pos_emb"][pos["rows"]]
+    bias = None
+    if cfg.scheme == "alibi":
+        bias = pos["bias"]  # (H, T, T)
+    elif cfg.scheme == "t5":
+        # bias_hij = table[bucket(j - i), h], one table for every layer
+        bias = params["t5_table"][pos["bucket"]].transpose(2, 0, 1)  # (H, T, T)
+    attn_maps = []
+    for l in range(cfg.n_layers):
+        c: dict = {}
+        # a = LN1(x)
+        a, c["ln1"] = layer_norm(x, params[f"{l}.ln1_g"], params[f"{l}.ln1_b"])
+        # [q | k | v] = a [Wq | Wk | Wv], each split into heads   (B, H, T, dh)
+        qkv = a @ params[f"{l}.Wqkv"]
+        d = cfg.d_model
+        q, k, v = (split_heads(qkv[..., i * d : (i + 1) * d], H) for i in range(3))
+        c["a"] = a
+        if cfg.scheme == "rope":
+            # q_t <- q_t R_t, k_t <- k_t R_t
+            q, k = rotate(q, pos["R"]), rotate(k, pos["R"])
+        o, c["attn"] = attention(q, k, v, bias, pos["mask"])
+        attn_maps.append(c["attn"][3])
+        # x = x + merge(o) Wo
+        om = merge_heads(o)
+        c["om"] = om
+        x = x + om @ params[f"{l}.Wo"]
+        # m = LN2(x)
+        m, c["ln2"] = layer_norm(x, params[f"{l}.ln2_g"], params[f"{l}.ln2_b"])
+        # h = gelu(m W1 + b1)                                  (B, T, F)
+        z, c["m"] = linear(m, params[f"{l}.W1"], params[f"{l}.b1"])
+        h, c["gelu"] = gelu(z)
+        # x = x + h W2 + b2
+        y, c["h"] = linear(h, params[f"{l}.W2"], params[f"{l}.b2"])
+        x = x + y
+        caches["layers"].append(c)
+    # logits = LNf(x) W_out + b_out                            (B, T, V)
+    f, caches["lnf"] = layer_norm(x, params["lnf_g"], params["lnf_b"])
+    logits, caches["f"] = linear(f, params["W_out"], params["b_out"])
+    caches["attn_maps"] = attn_maps
+    return logits, caches
+
+
+def backward(dlogits: np.ndarray, params: dict, cfg: Config, positions: Positions, caches):
+    """The gradient of the loss for every parameter, from d loss / d logits."""
+    H = cfg.n_heads
+    inputs = caches["inputs"]
+    T = inputs.shape[1]
+    pos = positions.at(T)
+    g = {}
+    df, g["W_out"], g["b_out"] = linear_backward(dlogits, caches["f"], params["W_out"])
+    dx, g["lnf_g"], g["lnf_b"] = layer_norm_backward(df, caches["lnf"])
+    dbias = None
+    for l in reversed(range(cfg.n_layers)):
+        c = caches["layers"][l]
+        # x = x + h W2 + b2: the residual passes dx on
+        dh_, g[f"{l}.W2"], g[f"{l}.b2"] = linear_backward(dx, c["h"], params[f"{l}.W2"])
+        dz = gelu_backward(dh_, c["gelu"])
+        dm, g[f"{l}.W1"], g[f"{l}.b1"] = linear_backward(dz, c["m"], params[f"{l}.W1"])
+        dx_ln2, g[f"{l}.ln2_g"], g[f"{l}.ln2_b"] = layer_norm_backward(dm, c["ln2"])
+        dx = dx + dx_ln2
+        # x = x + merge(o) Wo
+        dom, g[f"{l}.Wo"], _ = linear_backward(dx, c["om"], params[f"{l}.Wo"], has_bias=False)
+        do = split_heads(dom, H)
+        dq, dk, dv, ds = attention_backward(do, c["attn"])
+        if cfg.scheme == "t5":
+            # every layer adds the same bias: its gradient is the sum of the layers' ds
+            ds_sum = ds.sum(axis=0)  # (H, T, T)
+            dbias = ds_sum if dbias is None else dbias + ds_sum
+        if cfg.scheme == "rope":
+            dq, dk = rotate_backward(dq, pos["R"]), rotate_backward(dk, pos["R"])
+        # d [q | k | v]                                           (B, T, 3 d)
+        dqkv = np.concatenate([merge_heads(dq), merge_heads(dk), merge_heads(dv)], axis=-1)
+        da, g[f"{l}.Wqkv"], _ = linear_backward(dqkv, c["a"], params[f"{l}.Wqkv"], False)
+        dx_ln1, g[f"{l}.ln1_g"], g[f"{l}.ln1_b"] = layer_norm_backward(da, c["ln1"])
+        dx = dx + dx_ln1
+    if cfg.scheme == "t5":
+        # d table[b, h] = sum of dbias_hij over the (i, j) in bucket b
+        buckets = pos["bucket"].ravel()
+        g["t5_table"] = np.stack(
+            [
+                np.bincount(buckets, weights=dbias[h].ravel(), minlength=cfg.t5_buckets)
+                for h in range(H)
+            ],
+            axis=1,
+        ).astype(params["t5_table"].dtype)
+    if cfg.scheme == "learned":
+        # d P[r] = sum over the positions t reading row r
+        dpos = dx.sum(axis=0)  # (T, d)
+        g["pos_emb"] = np.zeros_like(params["pos_emb"])
+        np.add.at(g["pos_emb"], pos["rows"], dpos)
+    # d E[v] = sum over the positions whose token is v
+    V1 = params["tok_emb"].shape[0]
+    onehot = (inputs.reshape(-1)[:, None] == np.arange(V1)[None, :]).astype(dx.dtype)
+    g["tok_emb"] = onehot.T @ dx.reshape(-1, dx.shape[-1])
+    return g
+
+
+def loss_and_grads(params, cfg, positions, inputs, targets):
+    """Mean loss and every parameter's gradient, for one batch."""
+    logits, caches = forward(params, cfg, positions, inputs)
+    loss, _, ce = cross_entropy(logits, targets)
+    return loss, backward(cross_entropy_backward(ce), params, cfg, positions, caches)
+
+
+# ----------------------------------------------------------------------------------------
+# Training
+
+
+def learning_rate(step: int, cfg: Config) -> float:
+    """Linear warm-up to ``lr``, then a cosine down to ``min_lr``."""
+    if step < cfg.warmup:
+        return cfg.lr * (step + 1) / cfg.warmup
+    done = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
+    return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1.0 + math.cos(math.pi * done))
+
+
+class Adam:
+    """Adam (Kingma and Ba): m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2,
+    w -= lr * m_hat / (sqrt(v_hat) + eps)."""
+
+    def __init__(self, params: dict, cfg: Config, eps: float = 1e-8):
+        self.cfg, self.eps, self.t = cfg, eps, 0
+        self.m = {k: np.zeros_like(v) for k, v in params.items()}
+        self.v = {k: np.zeros_like(v) for k, v in params.items()}
+
+    def step(self, params: dict, grads: dict, lr: float) -> None:
+        b1, b2 = self.cfg.beta1, self.cfg.beta2
+        self.t += 1
+        c1, c2 = 1.0 - b1**self.t, 1.0 - b2**self.t
+        for k, g in grads.items():
+            m, v = self.m[k], self.v[k]
+            m *= b1
+            m += (1.0 - b1) * g
+            v *= b2
+            v += (1.0 - b2) * (g * g)
+            params[k] -= (lr / c1) * m / (np.sqrt(v / c2) + self.eps)
+
+
+def clip_gradients(grads: dict, max_norm: float) -> float:
+    """Scale every gradient by min(1, max_norm / ||g||): returns ||g|| before clipping."""
+    norm = math.sqrt(sum(float((g * g).sum()) for g in grads.values()))
+    if norm > max_norm:
+        for g in grads.values():
+            g *= max_norm / norm
+    return norm
+
+
+@dataclass
+class Model:
+    """A trained model: its settings, weights, encodings and what training cost."""
+
+    cfg: Config
+    params: dict
+    enc: Encodings = field(default_factory=Encodings)
+    losses: list = field(default_factory=list)
+    train_s: float = 0.0  # wall-clock seconds of training
+    train_cpu_s: float = 0.0  # this process's CPU seconds (what a busy machine does not stretch)
+
+    def positions(self, enc: Encodings | None = None) -> Positions:
+        return Positions(self.cfg, enc or self.enc, self.params["tok_emb"].dtype)
+
+
+def one_thread():
+    """A context in which BLAS uses one thread (threadpoolctl)."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def train(
+    cfg: Config,
+    enc: Encodings | None = None,
+    params: dict | None = None,
+    progress: Callable[[int, float], None] | None = None,
+) -> Model:
+    """Train one model on the chain (``cfg.steps`` batches of ``cfg.batch`` sequences of
+    ``cfg.train_len`` tokens); ``params`` to go on from given weights (a fine-tune)."""
+    enc = enc or Encodings()
+    rng = np.random.default_rng([cfg.seed, 1])
+    data_rng = np.random.default_rng([cfg.seed, 2])
+    table = markov_table(cfg.vocab, cfg.task_seed)
+    if params is None:
+        params = init_params(cfg, rng)
+    else:
+        params = {k: v.copy() for k, v in params.items()}
+    model = Model(cfg, params, enc)
+    positions = model.positions()
+    opt = Adam(params, cfg)
+    seqs = sample_sequences(table, cfg.steps * cfg.batch, cfg.train_len, data_rng)
+    start, cpu_start = time.perf_counter(), time.process_time()
+    with one_thread():
+        for step in range(cfg.steps):
+            batch = seqs[step * cfg.batch : (step + 1) * cfg.batch]
+            inputs, targets = inputs_targets(batch, cfg.vocab)
+            loss, grads = loss_and_grads(params, cfg, positions, inputs, targets)
+            clip_gradients(grads, cfg.clip)
+            opt.step(params, grads, learning_rate(step, cfg))
+            model.losses.append(float(loss))
+            if progress is not None:
+                progress(step, float(loss))
+    model.train_s = time.perf_counter() - start
+    model.train_cpu_s = time.process_time() - cpu_start
+    return model
+
+
+def evaluate(
+    model: Model,
+    length: int,
+    n: int = 64,
+    enc: Encodings | None = None,
+    seed: int = 12345,
+    chunk: int = 16,
+) -> np.ndarray:
+    """The model's mean loss at each position of ``n`` fresh chains of ``length`` tokens.
+    # shape: (length,)
+    """
+    cfg = model.cfg
+    table = markov_table(cfg.vocab, cfg.task_seed)
+    seqs = sample_sequences(table, n, length, np.random.default_rng([seed, length]))
+    positions = model.positions(enc)
+    total = np.zeros(length)
+    with one_thread():
+        for s in range(0, n, chunk):
+            inputs, targets = inputs_targets(seqs[s : s + chunk], cfg.vocab)
+            logits, _ = forward(model.params, cfg, positions, inputs)
+            _, losses, _ = cross_entropy(logits.astype(np.float64), targets)
+            total += losses.sum(axis=0)
+    return total / n
+
+
+def attention_maps(model: Model, length: int, n: int = 8, seed: int = 777) -> list[np.ndarray]:
+    """Each layer's attention weights on ``n`` chains of ``length`` tokens.
+    # shapes: n_layers x (n, H, length, length)
+    """
+    cfg = model.cfg
+    table = markov_table(cfg.vocab, cfg.task_seed)
+    seqs = sample_sequences(table, n, length, np.random.default_rng([seed, length]))
+    inputs, _ = inputs_targets(seqs, cfg.vocab)
+    with one_thread():
+        _, caches = forward(model.params, cfg, model.positions(), inputs)
+    return [np.asarray(p, dtype=np.float64) for p in caches["attn_maps"]]
+
+
+def with_scheme(cfg: Config, **changes) -> Config:
+    """The same settings with some changed (``with_scheme(cfg, scheme="rope")``)."""
+    return replace(cfg, **changes)
+
+
+# ----------------------------------------------------------------------------------------
+# The experiment of 13_train_short: every scheme trained at one length, read at four
+
+# (name, scheme, T5's max_distance): the names of artifacts/train_short.json
+EXPERIMENT = (
+    ("nope", "none", None),
+    ("sinusoidal", "sinusoidal", None),
+    ("learned", "learned", None),
+    ("rope", "rope", None),
+    ("alibi", "alibi", None),
+    ("t5", "t5", None),
+    ("t5_md128", "t5", 128),
+)
+FACTORS = (1, 2, 4, 8)
+
+
+def encodings_of(**functions) -> tuple[Encodings, list[str]]:
+    """The learner's position functions where they run, the reference's where they do not.
+
+    Each given function is called once on a small case; one that raises (a recap cell left
+    empty raises NotImplementedError) is left out, so the models use the reference's.
+    Returns the encodings and one line per function saying whose it is.
+    """
+    trials = {
+        "sinusoidal_pe": lambda f: f(4, 8),
+        "apply_rope": lambda f: f(np.ones((2, 4)), np.array([0, 1])),
+        "alibi_bias": lambda f: f(4, 3, True),
+        "t5_bucket": lambda f: f(np.array([[0, -1], [-5, -40]]), False, 32, 32),
+    }
+    chosen, lines = {}, []
+    for name, fn in functions.items():
+        if fn is None:
+            lines.append(f"{name}: the reference's")
+            continue
+        try:
+            trials[name](fn)
+        except Exception as exc:  # noqa: BLE001 - a recap may be a stub or wrong
+            lines.append(f"{name}: the reference's (yours raised {type(exc).__name__})")
+            continue
+        chosen[name] = fn
+        lines.append(f"{name}: yours")
+    return Encodings(**chosen), lines
+
+
+def excess_at(curve: np.ndarray, best: np.ndarray, train_len: int) -> dict[int, float]:
+    """Mean excess over the best loss on the first k * train_len positions, k in FACTORS."""
+    return {k: float((curve[: k * train_len] - best[: k * train_len]).mean()) for k in FACTORS}
+
+
+def run_experiment(
+    enc: Encodings | None = None,
+    seed: int = 0,
+    base: Config | None = None,
+    eval_n: int = 64,
+    names: tuple[str, ...] | None = None,
+    progress: Callable[[str], None] | None = print,
+    chain_entropy: Callable | None = None,
+) -> dict:
+    """Train every scheme of EXPERIMENT at ``train_len`` and read each at 8 x train_len.
+
+    Returns the best loss per position, each model's loss per position, its excess at 1x,
+    2x, 4x and 8x, its training seconds and milliseconds per step, and the models.
+    ``chain_entropy`` gives the best loss (the learner's, or the reference's when None).
+    """
+    if chain_entropy is None:
+        from helpers.reference import chain_entropy
+
+    base = base or Config()
+    enc = enc or Encodings()
+    L = base.train_len
+    best = best_loss_per_position(chain_entropy(markov_table(base.vocab, base.task_seed)), 8 * L)
+    out: dict = {"best": best, "curves": {}, "excess": {}, "train_s": {}, "ms_per_step": {}}
+    out["cpu_ms_per_step"] = {}
+    out["models"] = {}
+    for name, scheme, md in EXPERIMENT:
+        if names is not None and name not in names:
+            continue
+        cfg = replace(base, scheme=scheme, t5_max_distance=md, seed=seed)
+        report = None
+        if progress is not None:
+
+            def report(step: int, loss: float, name=name, cfg=cfg) -> None:
+                if (step + 1) % 100 == 0 or step + 1 == cfg.steps:
+                    progress(f"{name:>10}: step {step + 1:4d}/{cfg.steps}, loss {loss:.3f}")
+
+        model = train(cfg, enc, progress=report)
+        curve = evaluate(model, 8 * L, n=eval_n)
+        out["models"][name] = model
+        out["curves"][name] = curve
+        out["excess"][name] = excess_at(curve, best, L)
+        out["train_s"][name] = model.train_s
+        out["ms_per_step"][name] = 1000.0 * model.train_s / cfg.steps
+        out["cpu_ms_per_step"][name] = 1000.0 * model.train_cpu_s / cfg.steps
+    return out

@@ -1,0 +1,147 @@
+"""helpers.train: its gradients against central differences in float64 (every parameter, every
+scheme), against torch autograd on the same weights (recorded by bench/record_torch_train.py),
+and its training deterministic for a seed, on one BLAS thread."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from helpers import train as tr
+
+DATA = Path(__file__).resolve().parent / "data" / "torch_train.json"
+
+
+def tiny(scheme: str, **changes) -> tr.Config:
+    """A model small enough to difference every weight: d 8, 2 heads, length 6."""
+    settings = {"scheme": scheme, "d_model": 8, "n_heads": 2, "train_len": 6, "t5_buckets": 8}
+    settings.update(changes)
+    return tr.Config(**settings)
+
+
+def perturbed_params(cfg: tr.Config, seed: int = 0) -> dict:
+    """float64 weights moved off their initial values (gains not 1, biases and the T5 table
+    not 0), so that no gradient is checked only at a special point."""
+    rng = np.random.default_rng(seed)
+    params = tr.init_params(cfg, rng, dtype=np.float64)
+    return {k: v + rng.normal(0, 0.3, v.shape) for k, v in params.items()}
+
+
+def batch(cfg: tr.Config, n: int = 3, length: int | None = None, seed: int = 1):
+    seqs = tr.sample_sequences(
+        tr.markov_table(cfg.vocab, 0), n, length or cfg.train_len, np.random.default_rng(seed)
+    )
+    return tr.inputs_targets(seqs, cfg.vocab)
+
+
+def mean_loss(params, cfg, positions, inputs, targets) -> float:
+    logits, _ = tr.forward(params, cfg, positions, inputs)
+    return float(tr.cross_entropy(logits, targets)[0])
+
+
+@pytest.mark.parametrize("scheme", [*tr.SCHEMES, "t5_far"])
+def test_gradients_match_central_differences(scheme):
+    """Every parameter's every entry: (L(w + h) - L(w - h)) / 2h in float64, h = 1e-6."""
+    cfg = tiny("t5", t5_max_distance=32) if scheme == "t5_far" else tiny(scheme)
+    params = perturbed_params(cfg)
+    positions = tr.Positions(cfg, tr.Encodings(), np.float64)
+    inputs, targets = batch(cfg)
+    _, grads = tr.loss_and_grads(params, cfg, positions, inputs, targets)
+    assert set(grads) == set(params)
+    h, worst = 1e-6, {}
+    for name, w in params.items():
+        numeric = np.zeros_like(w)
+        for index in np.ndindex(w.shape):
+            old = w[index]
+            w[index] = old + h
+            up = mean_loss(params, cfg, positions, inputs, targets)
+            w[index] = old - h
+            down = mean_loss(params, cfg, positions, inputs, targets)
+            w[index] = old
+            numeric[index] = (up - down) / (2 * h)
+        assert grads[name].shape == w.shape, name
+        worst[name] = float(np.abs(grads[name] - numeric).max())
+        scale = float(np.abs(numeric).max())
+        assert worst[name] <= 1e-7 + 1e-6 * scale, (scheme, name, worst[name], scale)
+    # the gradients are not all zero (a check that could not fail would be no check)
+    assert max(float(np.abs(g).max()) for g in grads.values()) > 1e-3
+
+
+def test_learned_positions_clamped_past_the_table():
+    """A learned model reads its last row at every position past train_len."""
+    cfg = tiny("learned")
+    params = perturbed_params(cfg)
+    positions = tr.Positions(cfg, tr.Encodings(), np.float64)
+    rows = positions.at(10)["rows"]
+    assert rows.tolist() == [0, 1, 2, 3, 4, 5, 5, 5, 5, 5]
+    # the model runs past its table, and its first 6 positions are those of a length-6 run
+    inputs, _targets = batch(cfg, length=10)
+    long_logits, _ = tr.forward(params, cfg, positions, inputs)
+    short_logits, _ = tr.forward(params, cfg, positions, inputs[:, :6])
+    assert np.allclose(long_logits[:, :6], short_logits, atol=1e-12)
+
+
+def test_training_is_deterministic_and_learns():
+    """Two runs of the same seed give the same losses bit for bit; another seed does not;
+    the loss falls."""
+    cfg = tiny("alibi", d_model=16, steps=100, batch=8, train_len=12, lr=1e-2, warmup=10)
+    a, b = tr.train(cfg), tr.train(cfg)
+    c = tr.train(tr.with_scheme(cfg, seed=1))
+    assert a.losses == b.losses
+    assert a.losses != c.losses
+    assert all(np.array_equal(a.params[k], b.params[k]) for k in a.params)
+    assert a.params["tok_emb"].dtype == np.float32
+    assert np.mean(a.losses[-5:]) < np.mean(a.losses[:5]) - 0.2
+
+
+def test_one_blas_thread_while_training():
+    """Inside one_thread() every BLAS pool threadpoolctl sees has one thread."""
+    from threadpoolctl import threadpool_info
+
+    with tr.one_thread():
+        pools = [p for p in threadpool_info() if p["user_api"] == "blas"]
+        assert pools, "numpy's BLAS was not found by threadpoolctl"
+        assert all(p["num_threads"] == 1 for p in pools), pools
+
+
+def test_gelu_is_written_without_a_power():
+    """x*x*x, not x**3: float32 x**3 was 200 times slower (the source says so)."""
+    import inspect
+
+    source = inspect.getsource(tr)
+    assert "**3" not in source.replace(" ", "") and "x*x*x" in source.replace(" ", "")
+
+
+def test_markov_table_and_its_stationary_pairs():
+    """Rows sum to 1, each context has 2 to 4 likely successors, pi = pi P on pairs."""
+    table = tr.markov_table(16, 0)
+    assert np.allclose(table.sum(-1), 1.0, atol=1e-12)
+    likely = (table > 0.02 / 16 + 1e-12).sum(-1)
+    assert likely.min() >= 2 and likely.max() <= 4
+    pi = tr.pair_stationary(table)
+    # next pair (b, c): sum_a pi(a, b) table[a, b, c]
+    nxt = np.einsum("ab,abc->bc", pi, table)
+    assert np.allclose(nxt, pi, atol=1e-12) and abs(pi.sum() - 1) < 1e-12
+
+
+@pytest.mark.skipif(not DATA.exists(), reason="tests/data/torch_train.json not recorded")
+@pytest.mark.parametrize("case", range(7))
+def test_gradients_match_torch_autograd(case):
+    """The loss and every gradient as torch autograd computed them on the same weights and batch
+    (bench/record_torch_train.py, torch 2.13.0, float64)."""
+    record = json.loads(DATA.read_text())["cases"][case]
+    settings = record["config"]
+    cfg = tr.Config(**settings)
+    params = {k: np.asarray(v, dtype=np.float64) for k, v in record["params"].items()}
+    inputs = np.asarray(record["inputs"], dtype=np.int64)
+    targets = np.asarray(record["targets"], dtype=np.int64)
+    positions = tr.Positions(cfg, tr.Encodings(), np.float64)
+    loss, grads = tr.loss_and_grads(params, cfg, positions, inputs, targets)
+    assert abs(loss - record["loss"]) < 1e-12
+    assert set(grads) == set(record["grads"])
+    for name, want in record["grads"].items():
+        want = np.asarray(want)
+        assert np.allclose(grads[name], want, rtol=1e-9, atol=1e-12), name

@@ -1,0 +1,61 @@
+"""The explorer of 13_train_short, driven headless, on curves made here.
+
+The curves are built by hand (a flat model, one that jumps at 40, one with a single spike);
+the sliders are moved and the lines, the breaking points marked and the summary are compared
+with what those curves are by construction. Nothing trains in a move. A stub breaking_point
+costs only its marks; under nbgrader the factory returns None.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import helpers.reference as ref
+from helpers.widgets import train_short as ts
+
+
+@pytest.fixture(autouse=True)
+def interactive_session(monkeypatch):
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+
+
+def results() -> dict:
+    best = np.full(256, 0.9)
+    jump = best + np.where(np.arange(256) >= 44, 1.0, 0.0)
+    spike = best.copy()
+    spike[50] += 2.0
+    curves = {n: best.copy() for n in ("nope", "sinusoidal", "learned", "alibi", "t5")}
+    curves.update(rope=jump, t5_md128=spike)
+    return {"best": best, "curves": curves}
+
+
+def test_lines_follow_the_length_and_the_breaking_points_are_marked():
+    ex = ts.train_short_explorer(results=results(), breaking_point=ref.breaking_point)
+    assert isinstance(ex, ts.TrainShortExplorer)
+    ex.controls["length"].value = 64
+    assert len(ex.lines["rope"].get_xdata()) == 64
+    assert list(ex.marks["rope"].get_xdata()) == [44]  # the jump, 3 in a row above 0.1
+    assert list(ex.marks["alibi"].get_xdata()) == []  # flat: no break
+    assert "rope +0.31" in ex.text.get_text()  # 20 of 64 positions 1.0 above the best
+    ex.controls["t5_md128"].value = True  # one spike is no break
+    assert list(ex.marks["t5"].get_xdata()) == []
+    assert "t5_md128 +0.03" in ex.text.get_text()  # 2.0 / 64
+    ex.controls["rope"].value = False
+    assert len(ex.lines["rope"].get_xdata()) == 0 and "rope" not in ex.text.get_text()
+
+
+def test_a_stub_breaking_point_costs_only_its_marks():
+    def stub(*args, **kwargs):
+        raise NotImplementedError
+
+    ex = ts.train_short_explorer(results=results(), breaking_point=stub)
+    ex.controls["length"].value = 128
+    assert len(ex.lines["rope"].get_xdata()) == 128
+    assert list(ex.marks["rope"].get_xdata()) == []
+    assert ex.errors
+
+
+def test_none_under_nbgrader(monkeypatch):
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    assert ts.train_short_explorer(results=results(), breaking_point=ref.breaking_point) is None
