@@ -604,7 +604,8 @@ def test_run_all_goes_past_a_failing_visible_test_to_the_self_check(lab, browser
             arg=last.element_handle(),
             timeout=300_000,
         )
-        table = last.locator(".jp-OutputArea").inner_text()
+        # all of it, the details of each row included (closed <details> are not inner text)
+        table = last.locator(".jp-OutputArea").text_content()
         last.screenshot(path=str(ARTIFACTS / f"{LEARNER}-self-check.png"))
         test = page.locator(".jp-CodeCell").filter(
             has=page.get_by_text("apply_rope: pairs turn counter-clockwise")

@@ -240,7 +240,8 @@ def test_report_of_the_demo_class(demo_class):
     reports = {r.base: r for r in class_report.build(course)}
     assert list(reports) == BASES
     fx = reports[FX]
-    want = {name: [f"mistake{i:02d}"] for i, (_fn, name, _body) in enumerate(gc.MISTAKES, 1)}
+    # keyed by (function, mistake): the report's mistakes table has a function column
+    want = {(fn, name): [f"mistake{i:02d}"] for i, (fn, name, _body) in enumerate(gc.MISTAKES, 1)}
     assert fx.mistakes == want
     for stats in fx.functions.values():
         assert "correct" in stats.full and "blank" in stats.zero and "blank" in stats.unfinished

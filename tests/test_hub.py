@@ -614,9 +614,14 @@ def test_a_class_on_the_hub(cls, browser):
 
 
 def _self_check_table(text: str, functions: list[str]) -> dict[str, str]:
-    """``function -> verdict`` from the self-check's table (one line per function)."""
+    """``function -> verdict`` from the self-check's table (one row per function): the text
+    table of a terminal, or the HTML table JupyterLab shows (its rows read with tabs)."""
     found, lines = {}, text.splitlines()
-    start = next((i for i, ln in enumerate(lines) if ln.startswith("---")), len(lines))
+    start = next((i for i, ln in enumerate(lines) if ln.startswith("---")), None)
+    if start is None:  # the HTML table: one row a line, its cells between tabs
+        rows = [ln.split("\t") for ln in lines if "\t" in ln]
+        found = {r[0].strip(): r[1].split()[0] for r in rows if r[0].strip() in functions}
+        start = len(lines)
     for line in lines[start + 1 :]:
         words = line.split()
         if not words:

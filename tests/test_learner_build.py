@@ -134,7 +134,7 @@ RUNNER = textwrap.dedent(
     NotebookClient(nb, timeout=600, kernel_name="python3",
                    resources={"metadata": {"path": sys.argv[2]}}).execute()
     last = nb.cells[-1]
-    text = "".join(o.get("text", "") + json.dumps(o.get("data", {})) for o in last.outputs)
+    text = "".join(o.get("text", "") + json.dumps(o.get("data", {}), ensure_ascii=False) for o in last.outputs)
     print(json.dumps({"last_source": last.source, "last_output": text}))
     """
 )

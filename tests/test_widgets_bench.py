@@ -29,6 +29,7 @@ from helpers.widgets import (
     rope_today,
     rotation,
     sincos,
+    train_short,
 )
 from helpers.widgets.base import Explorer
 
@@ -45,6 +46,7 @@ MODULES = (
     rope_today,
     rotation,
     sincos,
+    train_short,
 )
 # Explorers whose every move keeps the background cached (no full redraw) at the largest
 # sizes: all of them.

@@ -192,7 +192,7 @@ class Explorer:
         self.boxes = {
             control: ValueBox(control.description or name, control, self._noted)
             for name, control in self.controls.items()
-            if isinstance(control, (widgets.IntSlider, widgets.FloatLogSlider))
+            if isinstance(control, (widgets.IntSlider, widgets.FloatSlider, widgets.FloatLogSlider))
         }
         self.title = title
         self.dynamic: list[Artist] = []
@@ -491,9 +491,9 @@ class ValueBox:
     def bounds(self) -> tuple[float, float]:
         """The smallest and largest value of the slider now."""
         s = self.slider
-        if self.integer:
-            return s.min, s.max
-        return s.base**s.min, s.base**s.max
+        if hasattr(s, "base"):  # a log slider: its range is of exponents
+            return s.base**s.min, s.base**s.max
+        return s.min, s.max
 
     def nearest(self, typed: float) -> float:
         """The value the slider takes for ``typed``: inside its range, on its steps."""

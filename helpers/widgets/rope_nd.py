@@ -64,6 +64,7 @@ def angle_slider(description: str, value: float) -> widgets.FloatSlider:
         max=round(math.pi, 2),
         step=0.01,
         description=description,
+        readout=False,  # the explorer's number box beside it shows and takes the value
         continuous_update=True,
         layout=widgets.Layout(width=SLIDER_WIDTH, flex="0 0 auto"),
         style={"description_width": DESCRIPTION_WIDTH},
