@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from helpers.i18n import DEFAULT, language, speaking, split_assignment, tr
+from helpers.report import learner_warnings
 
 DATA = Path(__file__).resolve().parent / "classcheck.json"
 RANDOM_BY_TEACHER = (
@@ -326,7 +327,7 @@ def self_check(
                     result = Result(
                         function["name"], "FAILED", tr("could not be checked: {error}", error=exc)
                     )
-            result.warnings = _learner_warnings(warned)
+            result.warnings = learner_warnings(warned)
             result.kind = function.get("kind", "")
             report.results.append(result)
             names = recognised(function)
@@ -370,22 +371,6 @@ def wrong_now(name: str, calls, path: Path = DATA, tools: tuple | None = None) -
             if text is not None:
                 return text + (f" ({tr(mistake)})" if mistake else "")
     return None
-
-
-def _learner_warnings(warned) -> tuple[str, ...]:
-    """The warnings the learner's own code raised (not numpy's or ours), once each."""
-    import os
-
-    seen: dict[str, None] = {}
-    for w in warned:
-        filename = str(getattr(w, "filename", ""))
-        if "site-packages" in filename or os.sep + "helpers" + os.sep in filename:
-            continue
-        text = f"{w.category.__name__}: {w.message}"
-        if getattr(w, "lineno", None):
-            text = tr("{warning} (line {line})", warning=text, line=w.lineno)
-        seen.setdefault(text, None)
-    return tuple(seen)[:5]
 
 
 def _name_failed_callees(report: ClassReport, namespace) -> None:

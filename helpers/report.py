@@ -15,13 +15,25 @@ them from its verdicts (``helpers.teacher.verdict.Report.rows``).
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from helpers.i18n import tr
 
-__all__ = ["WIDTH", "Row", "count_line", "html", "render", "sentence", "show", "table", "wrap"]
+__all__ = [
+    "WIDTH",
+    "Row",
+    "count_line",
+    "html",
+    "learner_warnings",
+    "render",
+    "sentence",
+    "show",
+    "table",
+    "wrap",
+]
 
 WIDTH = 100  # columns of the table and the details: fits a notebook's output area
 
@@ -203,3 +215,18 @@ def show(text: str, html_text: str) -> None:
     from IPython.display import display
 
     display({"text/plain": text, "text/html": html_text}, raw=True)
+
+
+def learner_warnings(warned) -> tuple[str, ...]:
+    """The warnings the learner's own code raised (its cells, not numpy's or ours), once
+    each: ``RuntimeWarning: overflow encountered in exp (line 5)``."""
+    seen: dict[str, None] = {}
+    for w in warned:
+        filename = str(getattr(w, "filename", ""))
+        if "site-packages" in filename or os.sep + "helpers" + os.sep in filename:
+            continue
+        text = f"{w.category.__name__}: {w.message}"
+        if getattr(w, "lineno", None):
+            text = tr("{warning} (line {line})", warning=text, line=w.lineno)
+        seen.setdefault(text, None)
+    return tuple(seen)[:5]

@@ -19,7 +19,7 @@ from collections.abc import Mapping, MutableMapping
 
 from helpers import session
 from helpers.i18n import DEFAULT, speaking, split_assignment, tr
-from helpers.report import count_line, show
+from helpers.report import count_line, learner_warnings, show
 from helpers.teacher import checks, standins
 from helpers.teacher import reference as ref
 from helpers.teacher.calling import call, read_small, report_names
@@ -166,23 +166,8 @@ def grade_in_namespace(check, namespace: Mapping, seed: int, replay: str) -> Fun
             )
     result = judge(check, cases, wants, outcomes, replay)
     result.used = tuple(sorted(used))
-    result.warnings = _learner_warnings(warned)
+    result.warnings = learner_warnings(warned)
     return result
-
-
-def _learner_warnings(warned) -> tuple[str, ...]:
-    """The warnings the learner's own code raised (its cells, not numpy's or ours), once
-    each: ``RuntimeWarning: overflow encountered in exp (line 5)``."""
-    seen: dict[str, None] = {}
-    for w in warned:
-        filename = str(getattr(w, "filename", ""))
-        if "site-packages" in filename or os.sep + "helpers" + os.sep in filename:
-            continue
-        text = f"{w.category.__name__}: {w.message}"
-        if getattr(w, "lineno", None):
-            text = tr("{warning} (line {line})", warning=text, line=w.lineno)
-        seen.setdefault(text, None)
-    return tuple(seen)[:5]
 
 
 @contextlib.contextmanager
