@@ -345,7 +345,9 @@ def _learner_works(browser, cls, learner: str) -> str:
         page.wait_for_function(ALL_RUN_JS)
         check = cells.nth(code[-1])  # the self-check
         check.scroll_into_view_if_needed()
-        verdict = check.locator(".jp-OutputArea").inner_text()
+        shown = check.locator(".jp-OutputArea")
+        # the table's rows as the page lays them out, then all of it, the closed details too
+        verdict = shown.inner_text() + "\n" + shown.text_content()
         _shot(page, f"2-{learner}-self-check")
         page.keyboard.press("Control+s")
         page.locator(".jp-mod-dirty").first.wait_for(state="detached")
