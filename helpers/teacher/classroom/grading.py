@@ -143,6 +143,7 @@ def _worker_init(
     venv_on_path()
     _lighter_nbgrader()
     os.chdir(course)
+    _prepare_spares()  # they start while nbgrader is set up and reads the first notebook
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
 
@@ -150,6 +151,20 @@ def _worker_init(
     cfg.CourseDirectory.db_url = url
     _API = NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg)
     _API_KEY = (course, url)
+
+
+def _prepare_spares() -> None:
+    """From now on this process keeps a sandboxed worker and a reference's process started
+    ahead of the next notebook (``channel.Spares``): each notebook still gets fresh ones,
+    without waiting for their start. They end with this process."""
+    from multiprocessing import util
+
+    from helpers.teacher.channel import SPARES
+    from helpers.teacher.standins import REFERENCE_ARGV
+
+    SPARES.prepare()
+    SPARES.prepare(REFERENCE_ARGV)
+    util.Finalize(SPARES, SPARES.stop, exitpriority=10)  # a pool's worker skips atexit
 
 
 def _last_error(text: str) -> str:
