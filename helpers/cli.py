@@ -16,11 +16,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import helpers
 from helpers import ASSIGNMENTS
 from helpers.i18n import LANGUAGES
+
+STARTED = time.perf_counter()  # the command's start (after Python's own, a few ms)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -424,6 +427,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.started = STARTED  # a command's time (autograde's summary) counts from here
 
     if args.command == "doctor":
         return doctor()

@@ -116,3 +116,16 @@ def test_stopping_ends_the_spares_and_removes_their_folders():
     assert all(w.proc.poll() is not None for w in waiting)
     assert not any(f.exists() for f in folders)
     assert not channel.SPARES._waiting
+
+
+@needs_bwrap
+def test_the_last_notebook_starts_no_spare_after_it(spares, tmp_path):
+    """Told the notebook is the last, ``take`` hands out the spare and starts none."""
+    waiting = spares._waiting[None]
+    spares.last()
+    worker = spares.take(str(tmp_path), 30)
+    try:
+        assert worker is waiting
+        assert None not in spares._waiting
+    finally:
+        worker.stop()

@@ -313,6 +313,12 @@ class Spares:
             return Worker(workdir, cpu_seconds, None if kind is None else list(kind), memory)
         return spare
 
+    def last(self) -> None:
+        """The notebook being graded is this process's last: the spares waiting serve it,
+        none is started after them."""
+        with self._lock:
+            self._wanted.clear()
+
     def stop(self) -> None:
         """End the processes waiting and prepare no more (at exit, or when grading ends)."""
         with self._lock:
