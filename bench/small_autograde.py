@@ -37,6 +37,7 @@ from tests import rehearsal
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {1: 2.0, 6: 4.0}  # notebooks -> seconds
+STUDENT = "learner000"
 
 
 def _clock(text: str) -> float:
@@ -86,6 +87,28 @@ def _cpu() -> float:
     return used.ru_utime + used.ru_stime
 
 
+def wrong_scores(course: Path, ids: list[str]) -> list[str]:
+    """Where the scores of ``autograde_report.csv`` differ from the gradebook's (read through
+    nbgrader's own ``Gradebook``, one notebook at a time), or from the answers (the learner's
+    are the source's solutions: every code point). Empty: they agree."""
+    from nbgrader.api import Gradebook
+
+    from bench.class_autograde import code_points
+    from helpers.teacher.classroom.course import course_id, db_url
+    from helpers.teacher.classroom.summary import REPORT_NAME, read_report
+
+    rows = {r["assignment"]: r for r in read_report(course / REPORT_NAME)}
+    problems = []
+    with Gradebook(db_url(course), course_id(course)) as gb:
+        for a in ids:
+            said = float(rows[a]["score"]) if a in rows and rows[a]["score"] else None
+            got = float(gb.find_submission_notebook(a, a, STUDENT).score)
+            want = code_points(course, a)
+            if said is None or abs(said - got) > 1e-6 or abs(got - want) > 1e-6:
+                problems.append(f"{a}: report {said}, gradebook {got}, answers {want}")
+    return problems
+
+
 def run_once(course: Path, ids: list[str], jobs: int) -> dict:
     """One ``autograde`` of ``ids`` for the one learner, timed from outside."""
     cmd = [sys.executable, "-m", "helpers", "autograde", *ids, "--course", str(course)]
@@ -115,6 +138,7 @@ def run_once(course: Path, ids: list[str], jobs: int) -> dict:
         "load": load,
         "cpu_s": cpu,
         "left_running": left,
+        "wrong": wrong_scores(course, ids),
     }
 
 
@@ -133,11 +157,12 @@ def main(argv: list[str] | None = None) -> int:
             rehearsal.make_submission(
                 course / "notebooks" / assignment / f"{assignment}.ipynb",
                 course / "source" / assignment / f"{assignment}.ipynb",
-                course / "submitted" / "learner000" / assignment / f"{assignment}.ipynb",
+                course / "submitted" / STUDENT / assignment / f"{assignment}.ipynb",
             )
         register(course, ids)
         wal(course, None)
         run_once(course, ids[:1], args.jobs)  # the first grading makes the gradebook's rows
+        wrong = 0
         for n in (1, 6):
             runs = [run_once(course, ids[:n], args.jobs) for _ in range(args.repeat)]
             walls = [r["wall_s"] for r in runs]
@@ -167,7 +192,13 @@ def main(argv: list[str] | None = None) -> int:
                         else ""
                     )
                 )
-    return 0
+                print(
+                    f"    GRADES WRONG: {'; '.join(r['wrong'])}"
+                    if r["wrong"]
+                    else "    scores: the report's are the gradebook's, every code point"
+                )
+                wrong += bool(r["wrong"])
+    return 1 if wrong else 0
 
 
 if __name__ == "__main__":
