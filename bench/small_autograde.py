@@ -5,7 +5,7 @@ notebooks, each through the command line as a new process (Python's start, nbgra
 import, the workers' start all count), in a course whose assignments are already
 registered (as after a first autograde). For each run it prints the wall-clock time of the
 command, the time the summary says, the progress bar's first estimate of the time left and
-how long the rest really took, and the load average (the machine may be shared).
+how long the grading really took after it (the bar's own clock), and the load average (the machine may be shared).
 
     .venv/bin/python -m bench.small_autograde [--repeat 3] [--jobs 2]
 
@@ -124,12 +124,15 @@ def run_once(course: Path, ids: list[str], jobs: int) -> dict:
         raise SystemExit(f"autograde failed:\n{proc.stdout}\n{proc.stderr}")
     said = re.search(r"graded (\d+)/(\d+) notebooks .* in ([\d.]+) s", proc.stdout)
     graded, total, seconds = int(said[1]), int(said[2]), float(said[3])
-    estimate = None
+    estimate, last = None, None
     for line in proc.stderr.splitlines():  # the first line with an estimate, and its clock
         found = re.search(r"(\d+)/(\d+) notebooks\s+(\S+)\s+~(\S+) left", line)
-        if found and int(found[1]) < int(found[2]):
+        if found and int(found[1]) < int(found[2]) and estimate is None:
             estimate = (_clock(found[3]), _clock(found[4]))
-            break
+        if found and int(found[1]) == int(found[2]):
+            last = _clock(found[3])  # the bar's clock when the last notebook was graded
+    if estimate is not None and last is not None:  # (estimate's clock, left, really left)
+        estimate = (*estimate, last - estimate[0])
     return {
         "wall_s": wall,
         "summary_s": seconds,
@@ -174,8 +177,8 @@ def main(argv: list[str] | None = None) -> int:
             for r in runs:
                 est = r["estimate"]
                 said = (
-                    f"first estimate at {est[0]:.0f} s: ~{est[1]:.0f} s left, really "
-                    f"{r['summary_s'] - est[0]:.1f} s"
+                    f"first estimate at {est[0]:.0f} s of the bar: ~{est[1]:.0f} s left, "
+                    f"really {est[2]:.0f} s (the bar's clock counts whole seconds)"
                     if est
                     else "no estimate shown"
                 )
