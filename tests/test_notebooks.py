@@ -26,6 +26,7 @@ from nbclient.exceptions import CellExecutionError
 from helpers import ASSIGNMENTS, cli
 from helpers.i18n import split_assignment
 from tests.cells import cell as nbcell
+from tests.claims_kit import executed_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV_BIN = Path(sys.executable).parent
@@ -286,8 +287,10 @@ def test_nothing_leaks_into_the_learner_notebook(nb_id):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("nb_id", SOURCE_IDS)
-def test_source_notebook_executes(nb_id, tmp_path):
-    execute_copy(nb_path(ROOT, "source", nb_id), tmp_path)
+def test_source_notebook_executes(nb_id, tmp_path_factory):
+    """Top to bottom without an error (once for the test run: the claims tests read the
+    outputs of this same execution)."""
+    executed_notebook(nb_id, tmp_path_factory)  # raises CellExecutionError where a cell fails
 
 
 @pytest.mark.slow
