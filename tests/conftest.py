@@ -32,10 +32,13 @@ XDIST_GROUPS = {
     ("test_notebook_claims_0910.py", None): "claims-0910",  # 09 and 10 executed once
     ("test_notebook_claims_11.py", None): "claims-11",  # 11 executed once
     ("test_notebook_claims_12.py", None): "claims-12",  # 12 executed once
+    ("test_notebook_claims_13.py", None): "claims-13",  # 13 executed once
     ("test_hub.py", None): "hub",  # one hub: its accounts, ports and environments
     ("test_learner_account.py", None): "learner-account",  # the account, its wheelhouse
     ("test_formgrader.py", None): "formgrader",  # one course, one JupyterLab
     ("test_notebooks.py", "test_notebooks_are_source_regenerated"): "regenerated",
+    ("test_notebooks.py", "test_tiny_course_passes_every_check"): "tiny-course",  # built once
+    ("test_notebooks.py", "test_tiny_course_checks_catch_broken_notebooks"): "tiny-course",
     ("test_make_lab.py", None): "make-lab",  # `make lab` in the repository
     ("test_classroom_checks.py", None): "classroom-checks",  # one class of 01_order, graded
     ("test_every_command.py", None): "every-command",  # one graded class, copied per command
