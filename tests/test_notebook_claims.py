@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.claims_kit import executed
+from tests.claims_kit import executed, executed_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
@@ -408,9 +408,15 @@ def parse(text: str) -> tuple[float, float]:
 
 
 def cells(nb_id: str, tmp_path_factory) -> dict[str, str]:
-    """Cell id -> Markdown source or printed output of the executed source notebook."""
+    """Cell id -> Markdown source or printed output of the executed source notebook, in the
+    notebook's order."""
     text, printed = executed(nb_id, tmp_path_factory)
-    return {**text, **printed}
+    nb = executed_notebook(nb_id, tmp_path_factory)
+    return {
+        c.id: text[c.id] if c.id in text else printed[c.id]
+        for c in nb.cells
+        if c.id in text or c.id in printed
+    }
 
 
 def number(text: str, pattern: str, where: str) -> str:
