@@ -69,21 +69,20 @@ def _stand_in(name: str, functions: tuple[str, ...]) -> None:
 
 
 def quicker_imports() -> None:
-    """Three costs of every teacher process's start (the command, the grading workers' server,
+    """Two costs of every teacher process's start (the command, the grading workers' server,
     a Dask worker), cut without changing what runs. Call it before nbgrader is imported.
+    (A third, jsonschema's ``rfc3987_syntax`` import, is avoided by the version pyproject.toml
+    asks for.)
 
-    - ``jsonschema`` imports ``rfc3987_syntax`` for its ``iri`` formats, which builds a Lark
-      grammar at import (1 to 5 s), and ``nbgrader.utils`` imports ``setuptools`` (with
-      ``pkg_resources``, about 0.5 s) for three archive functions: both become stand-ins
-      that import the real module on first use;
+    - ``nbgrader.utils`` imports ``setuptools`` (with ``pkg_resources``, about 0.5 s) for
+      three archive functions: it becomes a stand-in that imports the real module on first
+      use;
     - the ``nbgrader`` package's ``__init__`` imports its Jupyter server extensions
       (Jupyter Server, Tornado's handlers, every exchange): see
       ``defer_nbgrader_extensions``.
     """
     import sys
 
-    if "jsonschema" not in sys.modules:
-        _stand_in("rfc3987_syntax", ("is_valid_syntax",))
     if "nbgrader.utils" not in sys.modules:
         _stand_in("setuptools.archive_util", ("unpack_archive", "unpack_tarfile", "unpack_zipfile"))
     defer_nbgrader_extensions()
