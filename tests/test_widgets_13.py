@@ -84,20 +84,22 @@ def test_beta_fast_picks_the_precomputed_yarn_read():
     ex.controls["length"].value = 128  # 4x covers 128
     line, mark = ex.lines[ts.YARN], ex.marks[ts.YARN]
     assert len(line.get_xdata()) == 128 and list(mark.get_xdata()) == []
-    assert "YaRN 4x beta_fast 32 +0.00" in ex.text.get_text()
+    assert ex.yarn_text.get_text() == "rope+YaRN at 4x,\nbeta_fast 32:\n+0.00"
     ex.controls["beta_fast"].value = 1.0
     assert list(mark.get_xdata()) == [40]
-    assert "YaRN 4x beta_fast 1 +0.69" in ex.text.get_text()  # 88 of 128 positions 1.0 above
+    assert ex.yarn_text.get_text().endswith(
+        "at 4x,\nbeta_fast 1:\n+0.69"
+    )  # 88 of 128 positions 1.0 above
     ex.controls["length"].value = 64  # 2x covers 64: its read, 0.5 above
-    assert "YaRN 2x beta_fast 1 +0.50" in ex.text.get_text()
+    assert ex.yarn_text.get_text().endswith("at 2x,\nbeta_fast 1:\n+0.50")
     ex.controls["beta_fast"].value = 12.0  # typed: the nearest precomputed, on a log scale
     assert (
         ex.nearest_beta(12.0) == 32.0
         and ex.nearest_beta(3.0) == 1.0
-        and "beta_fast 32" in ex.text.get_text()
+        and "beta_fast 32:" in ex.yarn_text.get_text()
     )
     ex.controls["yarn"].value = False
-    assert len(line.get_xdata()) == 0 and "YaRN" not in ex.text.get_text()
+    assert len(line.get_xdata()) == 0 and ex.yarn_text.get_text() == ""
 
 
 def test_without_yarn_reads_there_is_no_beta_fast():

@@ -20,6 +20,7 @@ import numpy as np
 
 from helpers.i18n import tr
 from helpers.widgets.base import (
+    FONT,
     Explorer,
     checkbox,
     int_slider,
@@ -128,7 +129,9 @@ class TrainShortExplorer(Explorer):
         self.ax.set_ylabel(tr("excess over the best loss (nats)"))
         self.ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=10, frameon=False)
         self.text = subtitle(self.ax)
-        self.animate([*self.lines.values(), *self.marks.values(), self.text])
+        # the YaRN read's summary, under the legend (the subtitle has no room for it)
+        self.yarn_text = fig.text(0.8, 0.14, "", fontsize=FONT, va="bottom", ha="left")
+        self.animate([*self.lines.values(), *self.marks.values(), self.text, self.yarn_text])
 
     def nearest_beta(self, value: float) -> float:
         """The precomputed beta_fast nearest to ``value`` on a log scale."""
@@ -152,8 +155,7 @@ class TrainShortExplorer(Explorer):
                 mark.set_data([] if p is None else [p], [] if p is None else [0.1])
             parts.append(f"{key} {float(self.excess[key][:length].mean()):+.2f}")
         if self.betas:
-            parts.append(self._yarn(length, beta_fast, yarn))
-            parts = [p for p in parts if p]
+            self.yarn_text.set_text(self._yarn(length, beta_fast, yarn))
         self.text.set_text(tr("mean excess to {length}: ", length=length) + ", ".join(parts))
 
     def _yarn(self, length: int, beta_fast: float, shown: bool) -> str:
@@ -169,7 +171,8 @@ class TrainShortExplorer(Explorer):
         with self.panel(mark):
             p = self.breaking_point(ex, TRAIN_LEN)
             mark.set_data([] if p is None else [p], [] if p is None else [0.1])
-        return tr("YaRN {k}x beta_fast {beta}", k=k, beta=f"{b:g}") + f" {float(ex.mean()):+.2f}"
+        said = tr("{name} at {k}x,\nbeta_fast {beta}:", name=YARN, k=k, beta=f"{b:g}")
+        return said + f"\n{float(ex.mean()):+.2f}"
 
 
 def train_short_explorer(
