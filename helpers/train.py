@@ -923,7 +923,13 @@ def longer_encodings(
         return Encodings(rope_thetas=new_base ** (-np.arange(0, dh, 2) / dh))
     if method == "yarn":
         if yarn_thetas is None:
-            from helpers.reference import yarn_thetas
+            try:
+                from helpers.reference import yarn_thetas
+            except ImportError as exc:  # the classroom build ships no reference
+                raise RuntimeError(
+                    "no yarn_thetas given and this installation has no reference: "
+                    "write it in the recap cell"
+                ) from exc
         rates, scale = yarn_thetas(dh, base, factor, cfg.train_len, ramp[0], ramp[1])
         return Encodings(rope_thetas=np.asarray(rates, dtype=np.float64), rope_scale=float(scale))
     raise ValueError(f"method must be rope, pi, ntk or yarn, got {method!r}")
