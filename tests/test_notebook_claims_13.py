@@ -64,20 +64,20 @@ CLAIMS = [
         "longer-claims-md",
         r"its excess at 2× is above 0\.2",
         "longer-claims",
-        r"plain RoPE at 2x: \+\S+ \(> 0\.2: True\)",
+        r"plain RoPE at 2x: [+-]\S+ \(> 0\.2: True\)",
     ),
     (
         "longer-claims-md",
         r"PI alone does not help\*\*: at 2× its excess is above 0\.2",
         "longer-claims",
-        r"\nPI at 2x: \+\S+ \(> 0\.2: True\)",
+        r"\nPI at 2x: [+-]\S+ \(> 0\.2: True\)",
     ),
     ("longer-claims-md", r"\(5 turns in 32 positions\)", "longer", r"32 positions: \[5\.09 "),
     (
         "longer-claims-md",
         r"better than plain RoPE at 2×, still above 0\.1",
         "longer-claims",
-        r"NTK-aware at 2x: \+\S+ \(< plain RoPE: True, > 0\.1: True\)",
+        r"NTK-aware at 2x: [+-]\S+ \(< plain RoPE: True, > 0\.1: True\)",
     ),
     (
         "longer-claims-md",
@@ -89,7 +89,7 @@ CLAIMS = [
         "longer-claims-md",
         r"YaRN fixes 2×\*\*: within 0\.1 of the best loss",
         "longer-claims",
-        r"YaRN at 2x: \+\S+ \(< 0\.1: True\)",
+        r"YaRN at 2x: [+-]\S+ \(< 0\.1: True\)",
     ),
     (
         "longer-claims-md",
@@ -113,19 +113,19 @@ CLAIMS = [
         "longer-claims-md",
         r"A short PI fine-tune fixes 2× too\*\*: within 0\.1 of the best, after 60 steps",
         "longer-claims",
-        r"PI fine-tuned at 2x: \+\S+ \(< 0\.1: True\)",
+        r"PI fine-tuned at 2x: [+-]\S+ \(< 0\.1: True\)",
     ),
     (
         "longer-claims-md",
         r"It gives up\s+a little at 1×",
         "longer-claims",
-        r"at 1x \+\S+ \(worse than before: True\)",
+        r"at 1x [+-]\S+ \(worse than before: True\)",
     ),
     (
         "longer-claims-md",
         r"every way is more than 0\.5 nats above the best there",
         "longer-claims",
-        r"smallest excess at 8x, over every way: \+\S+ \(> 0\.5: True\)",
+        r"smallest excess at 8x, over every way: [+-]\S+ \(> 0\.5: True\)",
     ),
 ]
 
