@@ -902,3 +902,176 @@ def run_experiment(
         out["ms_per_step"][name] = 1000.0 * model.train_s / cfg.steps
         out["cpu_ms_per_step"][name] = 1000.0 * model.train_cpu_s / cfg.steps
     return out
+
+
+# ----------------------------------------------------------------------------------------
+# RoPE made longer (notebook 10_long_context's formulas, on the trained RoPE model)
+
+# (name, what it does): the rows of longer_rope's table
+LONGER = (
+    ("rope", "plain RoPE, read past its length"),
+    ("pi", "position interpolation: every rate divided by the factor"),
+    ("ntk", "NTK-aware: the base raised to base * factor ** (d / (d - 2))"),
+    ("yarn", "YaRN, the paper's ramp"),
+    ("yarn_rescaled", "YaRN, the ramp rescaled to this model's turns"),
+    ("pi_finetune", "position interpolation after a short fine-tune"),
+)
+PAPER_RAMP = (32.0, 1.0)  # YaRN's (beta_fast, beta_slow), Peng et al. 2023
+
+
+def rope_rates(cfg: Config) -> np.ndarray:
+    """The rates the RoPE model was trained with: theta_i = base ** (-2 i / dh).
+    # shape: (dh / 2,)
+    """
+    return cfg.rope_base ** (-np.arange(0, cfg.head_dim, 2, dtype=np.float64) / cfg.head_dim)
+
+
+def longer_encodings(
+    cfg: Config,
+    method: str,
+    factor: float,
+    yarn_thetas: Callable | None = None,
+    ramp: tuple[float, float] = PAPER_RAMP,
+) -> Encodings:
+    """The rotary rates (and YaRN's attention factor) of one way to read ``factor`` x longer.
+
+    ``pi``: theta_i / factor (Chen et al.); ``ntk``: the base raised to
+    base * factor ** (dh / (dh - 2)) (bloc97); ``yarn``: ``yarn_thetas(dh, base, factor,
+    train_len, beta_fast, beta_slow)`` with ``ramp = (beta_fast, beta_slow)`` (Peng et al.;
+    the learner's function, or the reference's when None); ``rope``: the rates unchanged.
+    """
+    dh, base, th = cfg.head_dim, cfg.rope_base, rope_rates(cfg)
+    if method == "rope":
+        return Encodings(rope_thetas=th)
+    if method == "pi":
+        return Encodings(rope_thetas=th / factor)
+    if method == "ntk":
+        new_base = base * factor ** (dh / (dh - 2))
+        return Encodings(rope_thetas=new_base ** (-np.arange(0, dh, 2) / dh))
+    if method == "yarn":
+        if yarn_thetas is None:
+            try:
+                from helpers.reference import yarn_thetas
+            except ImportError as exc:  # the classroom build ships no reference
+                raise RuntimeError(
+                    "no yarn_thetas given and this installation has no reference: "
+                    "write it in the recap cell"
+                ) from exc
+        rates, scale = yarn_thetas(dh, base, factor, cfg.train_len, ramp[0], ramp[1])
+        return Encodings(rope_thetas=np.asarray(rates, dtype=np.float64), rope_scale=float(scale))
+    raise ValueError(f"method must be rope, pi, ntk or yarn, got {method!r}")
+
+
+def finetune_pi(
+    model: Model, factor: int = 2, steps: int = 30, batch: int = 8, lr: float = 1e-3
+) -> Model:
+    """Go on training the RoPE model at ``factor`` x its length with position interpolation
+    (rates / factor): ``steps`` batches, a short warm-up, the cosine down to lr / 10."""
+    cfg = replace(
+        model.cfg,
+        train_len=factor * model.cfg.train_len,
+        steps=steps,
+        batch=batch,
+        lr=lr,
+        min_lr=lr / 10,
+        warmup=max(1, steps // 10),
+        seed=model.cfg.seed + 1000,
+    )
+    tuned = train(cfg, longer_encodings(model.cfg, "pi", factor), params=model.params)
+    tuned.cfg = replace(tuned.cfg, train_len=model.cfg.train_len)
+    return tuned
+
+
+def yarn_of(yarn_thetas: Callable | None) -> tuple[Callable | None, str]:
+    """The learner's ``yarn_thetas`` if it runs, else None (the reference's), and a line
+    saying whose it is: as ``encodings_of`` for the other recaps."""
+    if yarn_thetas is None:
+        return None, "yarn_thetas: the reference's"
+    try:
+        rates, scale = yarn_thetas(16, 10000.0, 2, 32, 32, 1)
+        if np.asarray(rates, dtype=np.float64).shape != (8,) or not math.isfinite(float(scale)):
+            raise ValueError("expected (8 rates, a finite attention factor)")
+    except Exception as exc:  # noqa: BLE001 - a recap may be a stub or wrong
+        return None, f"yarn_thetas: the reference's (yours raised {type(exc).__name__})"
+    return yarn_thetas, "yarn_thetas: yours"
+
+
+BETA_FAST = tuple(2.0**k for k in range(-2, 7))  # the explorer's beta_fast: 0.25 .. 64
+
+
+class _Reads:
+    """Forward passes of one model, each kept by (length, rates, scale): two ways that give
+    the same rates (two ramps rounded to the same pairs) are read once."""
+
+    def __init__(self, best: np.ndarray, eval_n: int):
+        self.best, self.eval_n, self.done = best, eval_n, {}
+
+    def curve(self, model: Model, length: int, enc: Encodings) -> np.ndarray:
+        rates = np.asarray(enc.rope_thetas, dtype=np.float64)
+        key = (id(model), length, rates.round(12).tobytes(), round(enc.rope_scale, 12))
+        if key not in self.done:
+            self.done[key] = evaluate(model, length, n=self.eval_n, enc=enc)
+        return self.done[key]
+
+    def excess(self, model: Model, length: int, enc: Encodings) -> float:
+        return float((self.curve(model, length, enc) - self.best[:length]).mean())
+
+
+def longer_rope(
+    model: Model,
+    best: np.ndarray,
+    yarn_thetas: Callable | None = None,
+    rescaled: tuple[float, float] = (4.0, 1.0),
+    finetune_steps: int | None = None,
+    finetune_factor: int = 2,
+    eval_n: int | None = None,
+    beta_fast: tuple[float, ...] = BETA_FAST,
+) -> dict:
+    """The trained RoPE model read at 1x, 2x, 4x and 8x its length, six ways (LONGER).
+
+    Forward passes only, one per method and factor, at factor x train_len positions with
+    the rates of that factor, and one short fine-tune (``finetune_pi``), which is then read
+    with its own rates, theta / max(finetune_factor, factor). For the explorer, YaRN at 2x,
+    4x and 8x with each ``beta_fast`` (beta_slow 1). Returns the excess over ``best`` per
+    method and factor, the curves, the rates of each YaRN, and the seconds spent.
+    ``finetune_steps`` and ``eval_n`` by default: 60 and 16, or 5 and 4 in a quick run
+    (``quick()``).
+    """
+    if finetune_steps is None:
+        finetune_steps = 5 if quick() else 60
+    if eval_n is None:
+        eval_n = 4 if quick() else 16
+    cfg, L = model.cfg, model.cfg.train_len
+    out: dict = {"excess": {name: {} for name, _ in LONGER}, "curves": {}, "yarn": {}}
+    start = time.perf_counter()
+    tuned = finetune_pi(model, finetune_factor, finetune_steps)
+    out["finetune_s"] = time.perf_counter() - start
+    out["finetune_steps"] = finetune_steps
+    start = time.perf_counter()
+    reads = _Reads(best, eval_n)
+    plain = Encodings(rope_thetas=rope_rates(cfg))
+    for k in FACTORS:
+        ways = {
+            "rope": (model, plain),
+            "pi": (model, longer_encodings(cfg, "pi", k)),
+            "ntk": (model, longer_encodings(cfg, "ntk", k)),
+            "yarn": (model, longer_encodings(cfg, "yarn", k, yarn_thetas)),
+            "yarn_rescaled": (model, longer_encodings(cfg, "yarn", k, yarn_thetas, rescaled)),
+            "pi_finetune": (tuned, longer_encodings(cfg, "pi", max(finetune_factor, k))),
+        }
+        for name, (m, enc) in ways.items():
+            out["excess"][name][k] = reads.excess(m, k * L, enc)
+            if k == FACTORS[-1]:
+                out["curves"][name] = reads.curve(m, k * L, enc)
+    # the explorer: YaRN with each beta_fast, its curve at the smallest factor that covers
+    for b in beta_fast:
+        for k in FACTORS[1:]:
+            enc = longer_encodings(cfg, "yarn", k, yarn_thetas, (b, 1.0))
+            out["yarn"][(b, k)] = {
+                "rates": np.asarray(enc.rope_thetas) / rope_rates(cfg),
+                "curve": reads.curve(model, k * L, enc),
+            }
+    out["read_s"] = time.perf_counter() - start
+    out["reads"] = len(reads.done)
+    out["tuned"] = tuned
+    return out
