@@ -8,6 +8,7 @@ solutions), ``from tests.cells import cell`` (the one builder of nbgrader cells)
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,16 @@ def pytest_xdist_make_scheduler(config, log):
             return f"group {group}" if group else nodeid
 
     return GroupScheduling(config, log)
+
+
+def pytest_configure(config):
+    """Notebook 13 trains seven models in Run All: every execution of it in the suite (its
+    kernels, nbgrader's, the browser's server, the learner build's) trains the quick version
+    (``helpers.train.QUICK_ENV``), but the one full run of tests/train13_kit.py. Set the
+    variable to 0 to train the full experiment everywhere."""
+    from helpers.train import QUICK_ENV
+
+    os.environ.setdefault(QUICK_ENV, "1")
 
 
 @pytest.fixture(autouse=True)

@@ -1,7 +1,7 @@
 """The claims the prose of 13_train_short makes are the ones its models measure.
 
-The notebook is executed once (nbclient, in a temporary copy of its folder, the self-check left
-out): Run All trains the seven models, the full experiment, and every claim below reads its
+The notebook is executed once for the session with the full experiment (tests/train13_kit.py:
+every other execution of 13 in the suite trains the quick one), and every claim below reads its
 printed output. The margins are the spec's (COURSE_SPEC.md, section 13): ALiBi's excess below
 0.1 at every length; sinusoidal, learned and RoPE above ln 16 = 2.773 at 8x; every model within
 0.1 of the best loss below the training length; NoPE between (better than sinusoidal, learned
@@ -11,30 +11,20 @@ and RoPE, worse than ALiBi and T5 at 8x), which is where the text parts from Kaz
 from __future__ import annotations
 
 import re
-import shutil
-from pathlib import Path
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
 
+from tests import train13_kit
 from tests.claims_kit import holds
 
-ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def train_short(tmp_path_factory):
-    """(Markdown by cell id, printed output by code cell id): one Run All, shared."""
-    folder = tmp_path_factory.mktemp("claims13") / "13_train_short"
-    shutil.copytree(ROOT / "source" / "13_train_short", folder)
-    nb = nbformat.read(folder / "13_train_short.ipynb", as_version=4)
-    nb.cells = [c for c in nb.cells if c.get("id") != "self_check"]
-    # no per-cell limit: the training cell's time is the benchmark's to measure, not a test's
-    NotebookClient(
-        nb, timeout=None, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
-    ).execute()
+    """(Markdown by cell id, printed output by code cell id): the session's one full Run All
+    (tests/train13_kit.py), shared with test_notebooks.py's execution test of 13."""
+    nb = train13_kit.full_run(tmp_path_factory)
     text = {c.id: c.source for c in nb.cells if c.cell_type == "markdown"}
     printed = {
         c.id: "".join(o.get("text", "") for o in c.get("outputs", []))
@@ -56,6 +46,20 @@ CLAIMS = [
         r"0-31.*\(< 0\.1: True\)",
     ),
     ("recap-md", r"the next cell says so", "whose", r"sinusoidal_pe: yours"),
+    # the settings the text gives are the ones the experiment ran with
+    (
+        "experiment-md",
+        r"d_model 64, 4\s+heads, 2 pre-LayerNorm layers, 1500 steps of 16 sequences of 32 tokens",
+        "experiment",
+        r"d_model 64, 4 heads, 2 layers, 1500 steps of 16 sequences of 32 tokens",
+    ),
+    (
+        "experiment-md",
+        r"reads 64 fresh sequences of 256 tokens",
+        "experiment",
+        r"read on 64 sequences of 256 tokens",
+    ),
+    ("claims-md", r"a 1500-step model", "experiment", r", 1500 steps of"),
     # RoPE made longer, on the trained RoPE model
     ("longer-md", r"the next cell says whose it read", "longer", r"yarn_thetas: yours\n"),
     ("longer-md", r"60 steps of 8 sequences of 64 tokens", "longer", r"fine-tune \(60 steps at 64"),

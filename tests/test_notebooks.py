@@ -25,6 +25,7 @@ from nbclient.exceptions import CellExecutionError
 
 from helpers import ASSIGNMENTS, cli
 from helpers.i18n import split_assignment
+from tests import train13_kit
 from tests.cells import cell as nbcell
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -286,7 +287,11 @@ def test_nothing_leaks_into_the_learner_notebook(nb_id):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("nb_id", SOURCE_IDS)
-def test_source_notebook_executes(nb_id, tmp_path):
+def test_source_notebook_executes(nb_id, tmp_path, tmp_path_factory):
+    if nb_id == train13_kit.NB_ID:
+        # the full experiment, run once for the session and read by test_notebook_claims_13
+        train13_kit.full_run(tmp_path_factory)
+        return
     execute_copy(nb_path(ROOT, "source", nb_id), tmp_path)
 
 
