@@ -118,3 +118,12 @@ def test_a_wrong_yarn_shows_in_its_rows(model):
     right = tr.longer_rope(model, best, finetune_steps=2, eval_n=4, beta_fast=())
     assert wrong["excess"]["yarn"] == wrong["excess"]["pi"]
     assert wrong["excess"]["yarn"] != right["excess"]["yarn"]
+
+
+def test_a_quick_run_reads_little(model, monkeypatch):
+    """COURSE_TRAIN_QUICK (the suite's executions of 13): 3 fine-tune steps, 2 sequences."""
+    monkeypatch.setenv(tr.QUICK_ENV, "1")
+    out = tr.longer_rope(model, best_of(model), beta_fast=())
+    assert out["finetune_steps"] == 3 and len(out["tuned"].losses) == 3
+    monkeypatch.setenv(tr.QUICK_ENV, "0")
+    assert tr.longer_rope(model, best_of(model), eval_n=2, beta_fast=())["finetune_steps"] == 60
