@@ -1,8 +1,8 @@
 """The claims the prose of 13_train_short makes are the ones its models measure.
 
-The notebook is executed once for the session with the full experiment (tests/train13_kit.py:
-every other execution of 13 in the suite trains the quick one), and every claim below reads its
-printed output. The margins are the spec's (COURSE_SPEC.md, section 13): ALiBi's excess below
+The notebook is executed once for the test run with the full experiment
+(tests/claims_kit.py's executed_notebook; every other execution of 13 in the suite trains the
+quick one), and every claim below reads its printed output. The margins are the spec's (COURSE_SPEC.md, section 13): ALiBi's excess below
 0.1 at every length; sinusoidal, learned and RoPE above ln 16 = 2.773 at 8x; every model within
 0.1 of the best loss below the training length; NoPE between (better than sinusoidal, learned
 and RoPE, worse than ALiBi and T5 at 8x), which is where the text parts from Kazemnejad et al.
@@ -14,24 +14,16 @@ import re
 
 import pytest
 
-from tests import train13_kit
-from tests.claims_kit import holds
+from tests.claims_kit import executed, holds
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def train_short(tmp_path_factory):
-    """(Markdown by cell id, printed output by code cell id): the session's one full Run All
-    (tests/train13_kit.py), shared with test_notebooks.py's execution test of 13."""
-    nb = train13_kit.full_run(tmp_path_factory)
-    text = {c.id: c.source for c in nb.cells if c.cell_type == "markdown"}
-    printed = {
-        c.id: "".join(o.get("text", "") for o in c.get("outputs", []))
-        for c in nb.cells
-        if c.cell_type == "code"
-    }
-    return text, printed
+    """(Markdown by cell id, printed output by code cell id): the test run's one full Run All
+    of 13 (claims_kit.executed_notebook), shared with test_notebooks.py's execution test."""
+    return executed("13_train_short", tmp_path_factory)
 
 
 CLAIMS = [

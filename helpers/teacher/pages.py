@@ -336,7 +336,15 @@ def _preprocessors():
     return SafeCells, GradingGuide, LateScore
 
 
-SafeCells, GradingGuide, LateScore = _preprocessors()
+def __getattr__(name: str):
+    """``SafeCells``, ``GradingGuide``, ``LateScore``: made on first use (they subclass
+    nbconvert's ``Preprocessor``: importing nbconvert costs a second that the commands which
+    only link to these pages need not pay)."""
+    if name in ("SafeCells", "GradingGuide", "LateScore"):
+        made = dict(zip(("SafeCells", "GradingGuide", "LateScore"), _preprocessors(), strict=True))
+        globals().update(made)
+        return made[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def no_script_meta(_: str = "") -> str:
