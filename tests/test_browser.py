@@ -74,7 +74,7 @@ MOVES = {
     "10_long_context": [("d", ("256", "16")), ("factor", ("32", "4"))],
     "11_rope_nd": [("grid", ("32", "8")), ("d", ("256", "16"))],
     "12_rope_today": [("steps", ("200", "10")), ("window", ("32", "8"))],
-    "13_train_short": [("evaluation length", ("64", "256"))],
+    "13_train_short": [("evaluation length", ("64", "256")), ("beta_fast", ("1", "32"))],
 }
 # The Korean notebook opened, run and read: its self-check must answer in Korean.
 KOREAN, UNWRITTEN = "06_rope_ko", "rope_score"
