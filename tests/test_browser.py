@@ -125,11 +125,14 @@ LAYOUT_JS = """(box) => {
       return {label: label ? label.textContent : c.className, left: r.left, right: r.right,
               width: r.width};
     });
+  // a label whose text is wider than its box is shown cut ("evaluatio...")
+  const cut = [...box.querySelectorAll('.widget-label')]
+    .filter(l => l.scrollWidth > l.clientWidth + 1).map(l => l.textContent);
   const img = box.querySelector('img');
   const ir = img.getBoundingClientRect();
   const side = document.querySelector('#filebrowser');
   return {
-    sliders, controls,
+    sliders, controls, cut,
     output: {left: outRect.left, right: outRect.right, width: outRect.width,
              scroll: out.scrollWidth, client: out.clientWidth},
     notebook: {scroll: scroller.scrollWidth, client: scroller.clientWidth},
@@ -366,6 +369,7 @@ def test_explorer_layout_and_latency(lab, browser, assignment):
     assert layout["sliders"], "the explorer shows its sliders"
     narrow = [s for s in layout["sliders"] if s["track"] < MIN_TRACK]
     assert not narrow, f"slider tracks narrower than {MIN_TRACK} px: {narrow}"
+    assert not layout["cut"], f"labels cut off: {layout['cut']}"
     out = layout["output"]
     outside = [c for c in layout["controls"] if c["width"] <= 0 or c["right"] > out["right"] + 1]
     assert not outside, f"controls cut off or outside the output ({out}): {outside}"

@@ -152,6 +152,15 @@ def test_controls_wrap_onto_rows_and_keep_their_width():
     assert explorer.controls["causal"].layout.width == "auto"  # a checkbox is not cut off
 
 
+def test_a_long_label_gets_a_wider_label_and_the_same_track():
+    """A label longer than 80 px of JupyterLab's font ("evaluation length", 17 letters of
+    about 7.5 px) widens its slider instead of being cut; the track keeps its 250 px."""
+    for text in ("evaluation length", "T5 max_distance 128", "평가 길이 (토큰, 학습 길이의 배수)"):
+        width, label = (int(w.removesuffix("px")) for w in base.slider_widths(text))
+        assert label >= 7 * len(text) and width - label == 250, (text, width, label)
+    assert base.slider_widths("pos") == (base.SLIDER_WIDTH, base.DESCRIPTION_WIDTH)
+
+
 def test_a_typed_value_sets_the_slider_exactly_and_a_clamp_is_said():
     """The box beside ``pos`` (0 to 4096 on about 240 px) reaches every position; a value
     out of range or off the steps is brought in, and the note says so, with the range."""

@@ -83,7 +83,7 @@ __all__ = [
 ]
 
 
-SLIDER_WIDTH = "330px"  # description 80 px + track (about 240 px); the value box beside it
+SLIDER_WIDTH = "330px"  # a slider with a short label (see slider_widths); its number box beside it
 DESCRIPTION_WIDTH = "80px"
 BOX_WIDTH = "92px"
 # The smallest text of a figure, in points: a figure is shown at 72 CSS pixels per inch, so
@@ -634,6 +634,19 @@ def _chunk(kind: bytes, data: bytes) -> bytes:
     )
 
 
+def slider_widths(description: str) -> tuple[str, str]:
+    """``(slider width, description width)`` for a slider labelled ``description``: 80 px
+    for the label and 250 px for the track, the label wider when its text needs it
+    (JupyterLab's 13 px interface font: about 7.5 px a Latin letter, 13 px a Hangul
+    syllable), so that no label is cut to "evaluatio..." (``tests/test_browser.py`` reads
+    every label's width in the page)."""
+    import unicodedata
+
+    text = sum(13.0 if unicodedata.east_asian_width(c) in "WF" else 7.5 for c in description)
+    label = max(80, int(text + 12.99))
+    return f"{label + 250}px", f"{label}px"
+
+
 def int_slider(description: str, value: int, lo: int, hi: int, step: int = 1) -> widgets.IntSlider:
     """An integer slider that updates the figure while it is dragged.
 
@@ -644,6 +657,7 @@ def int_slider(description: str, value: int, lo: int, hi: int, step: int = 1) ->
     """
     import ipywidgets as widgets
 
+    width, label = slider_widths(description)
     return widgets.IntSlider(
         value=value,
         min=lo,
@@ -652,8 +666,8 @@ def int_slider(description: str, value: int, lo: int, hi: int, step: int = 1) ->
         description=description,
         readout=False,
         continuous_update=True,
-        layout=widgets.Layout(width=SLIDER_WIDTH, flex="0 0 auto"),
-        style={"description_width": DESCRIPTION_WIDTH},
+        layout=widgets.Layout(width=width, flex="0 0 auto"),
+        style={"description_width": label},
     )
 
 
@@ -677,6 +691,7 @@ def log_slider(description: str, value: float, lo: float, hi: float) -> widgets.
     """
     import ipywidgets as widgets
 
+    width, label = slider_widths(description)
     return widgets.FloatLogSlider(
         value=value,
         base=10,
@@ -686,8 +701,8 @@ def log_slider(description: str, value: float, lo: float, hi: float) -> widgets.
         readout=False,
         description=description,
         continuous_update=True,
-        layout=widgets.Layout(width=SLIDER_WIDTH, flex="0 0 auto"),
-        style={"description_width": DESCRIPTION_WIDTH},
+        layout=widgets.Layout(width=width, flex="0 0 auto"),
+        style={"description_width": label},
     )
 
 

@@ -52,7 +52,9 @@ def beta_slider(value: float):
     """beta_fast on a log scale of base 2, 2**-2 .. 2**6, in steps of one power of 2."""
     import ipywidgets as widgets
 
-    from helpers.widgets.base import DESCRIPTION_WIDTH, SLIDER_WIDTH
+    from helpers.widgets.base import slider_widths
+
+    width, label = slider_widths("beta_fast")
 
     return widgets.FloatLogSlider(
         value=value,
@@ -63,8 +65,8 @@ def beta_slider(value: float):
         readout=False,
         description="beta_fast",
         continuous_update=True,
-        layout=widgets.Layout(width=SLIDER_WIDTH, flex="0 0 auto"),
-        style={"description_width": DESCRIPTION_WIDTH},
+        layout=widgets.Layout(width=width, flex="0 0 auto"),
+        style={"description_width": label},
     )
 
 
