@@ -147,3 +147,15 @@ def test_while_nbgrader_runs_nothing_is_added(tmp_path):
     env = {"NBGRADER_EXECUTION": "validate"}
     said = run_in_kernel(sys.executable, folder, ["self_check('02_sincos')"], env=env)
     assert "NameError" in said[0] and "first cell" not in said[0], said[0]
+
+
+def test_the_hubs_environments_carry_the_kernels_configuration(tmp_path):
+    """The hub's teachers' and learners' environments are clones of this one: the kernels'
+    configuration goes with them (the learners' comes again with the learner wheel)."""
+    from helpers.teacher.classroom import hub_accounts, hub_roster
+
+    hub = hub_roster.Hub(tmp_path / "state", kit.REPO, "course")
+    hub.state.mkdir()
+    env = hub_accounts.clone_environment(hub, tmp_path / "env", keep_course=False)
+    config = env / "etc" / "ipython" / "ipython_kernel_config.py"
+    assert 'extensions.append("helpers.fresh_kernel")' in config.read_text(encoding="utf-8")
