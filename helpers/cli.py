@@ -85,6 +85,18 @@ def doctor() -> int:
         f"[{'OK' if enabled else 'FAIL'}] nbgrader JupyterLab extension "
         f"{'enabled' if enabled else 'not enabled: run `jupyter labextension list`'}"
     )
+    kernels = Path(sys.prefix) / "etc" / "ipython" / "ipython_kernel_config.py"
+    loaded = kernels.is_file() and "helpers.fresh_kernel" in kernels.read_text(encoding="utf-8")
+    failures += not loaded
+    print(
+        f"[{'OK' if loaded else 'FAIL'}] kernels' configuration {kernels}"
+        + (
+            ""
+            if loaded
+            else ": missing (an editable install leaves it out: `make setup`, or copy "
+            "etc/ipython/ipython_kernel_config.py of the repository there)"
+        )
+    )
     for tool, why in (("chromium", "the real-browser test"), ("bwrap", "the grading sandbox")):
         where = shutil.which(tool)
         print(

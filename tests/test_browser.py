@@ -625,3 +625,53 @@ def test_run_all_goes_past_a_failing_visible_test_to_the_self_check(lab, browser
     assert "clockwise rotation" in " ".join(table.split())
     assert "What came back:" in shown and "-0.841471" in shown, shown
     assert "[this test failed (see above)." in shown
+
+
+def _restart_kernel(page) -> None:
+    """Kernel > Restart Kernel…, and the dialog's Restart."""
+    page.get_by_role("menuitem", name="Kernel").first.click()
+    page.get_by_text("Restart Kernel…", exact=True).first.click()
+    page.locator(".jp-Dialog button.jp-mod-accept").click()
+    page.locator(".jp-Dialog").wait_for(state="detached")
+    page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for()
+
+
+@pytest.mark.skipif(bool(_skip_reason()), reason=_skip_reason() or "ready")
+def test_after_a_restart_a_test_and_the_explorer_say_run_the_first_cell(lab, browser):
+    """02_sincos run, then its kernel restarted: a visible test run alone says to run the
+    first cell (helpers.start) again, and so does the explorer (its sliders still move)."""
+    assignment = "02_sincos"
+    url, token = lab
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(120_000)
+    try:
+        explorer, _image = _open_and_run(page, url, token, assignment)
+        note = explorer.locator(".pe-stale-text")
+        assert note.count() == 1 and not note.is_visible()  # its kernel is there
+        _restart_kernel(page)
+        test = (
+            page.locator(".jp-CodeCell")
+            .filter(has=page.get_by_text("angle_rates: d=4 gives 1 and 0.01"))
+            .first
+        )
+        test.locator(".jp-InputArea-editor").click()
+        page.keyboard.press("Control+Enter")
+        output = test.locator(".jp-OutputArea")
+        output.get_by_text("Run the first cell (helpers.start) again").wait_for()
+        said_test = " ".join(output.inner_text().split())
+        test.screenshot(path=str(ARTIFACTS / f"{assignment}-restarted-test.png"))
+        box = _box(page, explorer, "d")
+        box.click()
+        page.keyboard.press("Control+A")
+        page.keyboard.type("8")
+        page.keyboard.press("Enter")
+        note.wait_for(state="visible", timeout=30_000)
+        said_explorer = note.inner_text()
+        explorer.screenshot(path=str(ARTIFACTS / f"{assignment}-restarted-explorer.png"))
+    finally:
+        page.close()
+        _stop_kernels(url, token)
+    print(f"\nthe test after the restart: {said_test}\nthe explorer: {said_explorer}")
+    assert "NameError" in said_test and "np is not defined" in said_test, said_test
+    assert "The kernel that drew this figure has restarted" in said_explorer
+    assert "Run the first cell (helpers.start) again, then this cell." in said_explorer

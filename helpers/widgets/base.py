@@ -189,6 +189,10 @@ class Explorer:
         self.message = widgets.HTML()
         self.typed_note = widgets.HTML(_note_html(""))
         self.typed_note.add_class("pe-note")
+        # hidden while the kernel that drew the figure is there; JupyterLab's widget manager
+        # marks every view "jupyter-widgets-disconnected" when that kernel restarts
+        self.stale_note = widgets.HTML(_stale_html())
+        self.stale_note.add_class("pe-stale")
         self.boxes = {
             control: ValueBox(control.description or name, control, self._noted)
             for name, control in self.controls.items()
@@ -443,7 +447,7 @@ class Explorer:
         if self.boxes:
             parts.append(self.typed_note)
         return widgets.VBox(
-            [*parts, self.image, self.message],
+            [*parts, self.stale_note, self.image, self.message],
             layout=widgets.Layout(width="100%", overflow="hidden"),
         )
 
@@ -459,6 +463,25 @@ def _note_html(said: str) -> str:
     )
     shown = f'<span style="color:#a33">{_html(said)}</span><br>' if said else ""
     return f'{shown}<span style="color:#555;font-size:90%">{_html(hint)}</span>'
+
+
+# The note of an explorer whose kernel is gone: shown only under the class the widget
+# manager gives a view whose comm is dead (the style travels with the note itself).
+STALE_STYLE = (
+    "<style>.pe-stale:not(.jupyter-widgets-disconnected),.pe-stale-text{display:none}"
+    ".jupyter-widgets-disconnected .pe-stale-text,"
+    ".jupyter-widgets-disconnected.pe-stale .pe-stale-text"
+    "{display:block;color:#a33;font-weight:bold;padding:4px 0}</style>"
+)
+
+
+def _stale_html() -> str:
+    """The note an explorer shows once the kernel that drew it has restarted."""
+    said = tr(
+        "The kernel that drew this figure has restarted: the sliders no longer redraw it. "
+        "Run the first cell (helpers.start) again, then this cell."
+    )
+    return f'{STALE_STYLE}<div class="pe-stale-text">{_html(said)}</div>'
 
 
 def _plain(value: float) -> str:
