@@ -129,3 +129,16 @@ def test_the_last_notebook_starts_no_spare_after_it(spares, tmp_path):
         assert None not in spares._waiting
     finally:
         worker.stop()
+
+
+@needs_bwrap
+def test_a_function_that_writes_files_is_graded_in_the_spare_s_own_folder(spares):
+    """08's ``write_report`` writes into the folder of the worker that runs it. A spare was
+    started in a folder of its own, before the notebook's session made one: graded from a
+    spare, the solution still gets every point (it raised FileNotFoundError when the cases
+    named the session's folder, which the spare's sandbox does not have)."""
+    source = Path(__file__).resolve().parent.parent / "source" / "08_offsets" / "08_offsets.ipynb"
+    for _ in range(2):  # the second notebook is graded from a spare started after the first
+        report = isolated.check_notebook(source, names=["write_report"], seed=3)
+        [result] = report.results
+        assert result.passed, result.message

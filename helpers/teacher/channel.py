@@ -107,6 +107,7 @@ class Worker:
         """Start the process; with ``wait``, wait for its ``ready`` (its imports done, no
         limits yet)."""
         self.folder = None  # a folder of its own, removed at ``stop`` (a spare's)
+        self.workdir = workdir  # where it runs and may write (a spare's: its own folder)
         fd = _filter_fd() if argv is None else None
         try:
             self.proc = subprocess.Popen(

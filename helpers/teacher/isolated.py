@@ -464,7 +464,9 @@ def _call_worker(
     worker: Worker, plan: _Plan, session: _Session, costly: list
 ) -> tuple[list, dict, bool]:
     """Outcomes of the cases run so far, the worker's closing report, and whether it lives on."""
-    check, workdir = plan.check, session.workdir
+    # the files a case writes go in the folder of the worker that runs it (a spare started
+    # ahead has its own, not the session's)
+    check, workdir = plan.check, worker.workdir
     file_names = [report_names(c) for c in plan.cases] if check.kind == "files" else []
     cases = []
     for i, case in enumerate(plan.cases):
