@@ -161,29 +161,13 @@ def generate(ids: list[str], root: Path = ROOT) -> int:
     scratch = Path(tempfile.mkdtemp(prefix=".generate-", dir=root))  # beside notebooks/
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            db = f"sqlite:///{tmp}/gradebook.db"
-            for assignment in ids:
-                cmd = [
-                    _bin("nbgrader"),
-                    "generate_assignment",
-                    assignment,
-                    "--force",
-                    f"--db={db}",
-                    "--CourseDirectory.root=" + str(root),
-                    "--CourseDirectory.release_directory=" + scratch.name,
-                    "--log-level=WARN",
-                ]
-                proc = subprocess.run(
-                    cmd, cwd=root, env=_env_with_venv(), capture_output=True, text=True, check=False
+            failed = _generate_assignments(root, ids, scratch.name, f"sqlite:///{tmp}/gradebook.db")
+            if failed:
+                print(
+                    f"nbgrader generate_assignment {failed} failed: notebooks/ is left as it was",
+                    file=sys.stderr,
                 )
-                if proc.returncode != 0:
-                    print(proc.stdout + proc.stderr, file=sys.stderr)
-                    print(
-                        f"nbgrader generate_assignment {assignment} failed: notebooks/ is "
-                        "left as it was",
-                        file=sys.stderr,
-                    )
-                    return proc.returncode
+                return 1
         for assignment in ids:
             files.replace_folder(scratch / assignment, root / "notebooks" / assignment)
             print(f"generated notebooks/{assignment}/{assignment}.ipynb")
@@ -207,6 +191,35 @@ def generate(ids: list[str], root: Path = ROOT) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def _generate_assignments(root: Path, ids: list[str], release: str, db: str) -> str | None:
+    """``nbgrader generate_assignment <id> --force`` for each id, in this process (nbgrader's
+    own converter, the course's config; one start-up for them all instead of one process
+    each): ``release`` is the folder of ``root`` it writes to, ``db`` a scratch gradebook.
+    The first id that fails (its log printed), else None."""
+    import logging
+
+    from nbgrader.converters import GenerateAssignment, NbGraderException
+    from nbgrader.coursedir import CourseDirectory
+
+    from helpers.teacher.classroom.course import load_config, venv_on_path
+
+    venv_on_path()  # nbgrader creates the gradebook with `alembic`
+    config = load_config(root)
+    config.CourseDirectory.release_directory = release
+    config.CourseDirectory.db_url = db
+    config.BaseConverter.force = True
+    for assignment in ids:
+        coursedir = CourseDirectory(config=config)
+        coursedir.assignment_id = assignment
+        converter = GenerateAssignment(coursedir=coursedir, config=config)
+        converter.log.setLevel(logging.WARNING)
+        try:
+            converter.start()
+        except NbGraderException:
+            return assignment
+    return None
 
 
 def _sources_compile(root: Path, ids: list[str]) -> bool:

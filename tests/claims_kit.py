@@ -1,36 +1,71 @@
-"""One executed source notebook, as the claims tests read it.
+"""One executed source notebook per test run, read by every test that needs its outputs.
 
-``executed(nb_id, workdir, skipped)`` runs ``source/<nb_id>/<nb_id>.ipynb`` once with
-nbclient, in a copy of its folder under ``workdir``, without the cells whose ids are in
-``skipped`` (the explorers and the self-check, which print nothing a claim quotes), and gives
-(Markdown source by cell id, printed output by code cell id). ``holds`` is the test of one
-pattern.
+``executed_notebook(nb_id, tmp_path_factory)`` runs ``source/<nb_id>/<nb_id>.ipynb`` top to
+bottom with nbclient, in a copy of its folder, the first time a test of the run asks for it
+(``tests/test_notebooks.py``'s execution test, or a claims test); later tests, in this
+worker or another xdist worker, read the notebook it saved. ``executed(nb_id,
+tmp_path_factory)`` gives the claims tests (Markdown source by cell id, printed output by
+code cell id) of it. ``holds`` is the test of one pattern.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
 import re
 import shutil
 from pathlib import Path
 
 import nbformat
+import pytest
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
 
+_DONE: dict[str, nbformat.NotebookNode] = {}  # in this process
 
-def executed(
-    nb_id: str, workdir: Path, skipped: tuple[str, ...] = ("explorer", "self_check")
-) -> tuple[dict[str, str], dict[str, str]]:
+
+def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder of this test run that every xdist worker shares (each worker's own temporary
+    folder is a subfolder of the run's); the run's temporary folder without xdist."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if "PYTEST_XDIST_WORKER" in os.environ else base
+
+
+def executed_notebook(nb_id: str, tmp_path_factory: pytest.TempPathFactory):
+    """The source notebook ``nb_id`` executed top to bottom (once per test run).
+
+    Raises ``CellExecutionError`` on the first cell that fails; nothing is saved then, so
+    the next test that asks runs it again and fails the same way. A lock file keeps two
+    workers from running the same notebook at once: the second waits and reads.
+    """
+    if nb_id in _DONE:
+        return _DONE[nb_id]
+    store = run_folder(tmp_path_factory) / "executed-sources"
+    store.mkdir(exist_ok=True)
+    saved = store / f"{nb_id}.ipynb"
+    with open(store / f"{nb_id}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+        if not saved.exists():
+            folder = store / nb_id
+            shutil.rmtree(folder, ignore_errors=True)  # a run that failed before
+            shutil.copytree(ROOT / "source" / nb_id, folder)
+            nb = nbformat.read(folder / f"{nb_id}.ipynb", as_version=4)
+            NotebookClient(
+                nb,
+                timeout=600,
+                kernel_name="python3",
+                resources={"metadata": {"path": str(folder)}},
+            ).execute()
+            nbformat.write(nb, saved.with_suffix(".part"))
+            saved.with_suffix(".part").rename(saved)
+        _DONE[nb_id] = nbformat.read(saved, as_version=4)
+    return _DONE[nb_id]
+
+
+def executed(nb_id: str, tmp_path_factory) -> tuple[dict[str, str], dict[str, str]]:
     """(Markdown source by cell id, printed output by code cell id) of the executed notebook."""
-    folder = workdir / nb_id
-    shutil.copytree(ROOT / "source" / nb_id, folder)
-    nb = nbformat.read(folder / f"{nb_id}.ipynb", as_version=4)
-    nb.cells = [c for c in nb.cells if c.get("id") not in skipped]
-    client = NotebookClient(
-        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
-    )
-    client.execute()
+    nb = executed_notebook(nb_id, tmp_path_factory)
     text = {c.id: c.source for c in nb.cells if c.cell_type == "markdown"}
     printed = {
         c.id: "".join(o.get("text", "") for o in c.get("outputs", []))

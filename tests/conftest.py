@@ -32,11 +32,19 @@ XDIST_GROUPS = {
     ("test_notebook_claims_0910.py", None): "claims-0910",  # 09 and 10 executed once
     ("test_notebook_claims_11.py", None): "claims-11",  # 11 executed once
     ("test_notebook_claims_12.py", None): "claims-12",  # 12 executed once
+    ("test_notebook_claims_13.py", None): "claims-13",  # 13 executed once
     ("test_hub.py", None): "hub",  # one hub: its accounts, ports and environments
     ("test_learner_account.py", None): "learner-account",  # the account, its wheelhouse
     ("test_formgrader.py", None): "formgrader",  # one course, one JupyterLab
     ("test_notebooks.py", "test_notebooks_are_source_regenerated"): "regenerated",
+    ("test_notebooks.py", "test_tiny_course_passes_every_check"): "tiny-course",  # built once
+    ("test_notebooks.py", "test_tiny_course_checks_catch_broken_notebooks"): "tiny-course",
     ("test_make_lab.py", None): "make-lab",  # `make lab` in the repository
+    ("test_classroom_checks.py", None): "classroom-checks",  # one class of 01_order, graded
+    ("test_every_command.py", None): "every-command",  # one graded class, copied per command
+    ("test_exchange_attacks.py", None): "exchange-attacks",  # its accounts and environment
+    ("test_pages_security.py", None): "pages-security",  # one graded course, one Formgrader
+    ("test_cli.py", None): "cli",  # one `python -m helpers doctor`
 }
 
 
@@ -49,7 +57,8 @@ def xdist_group(nodeid: str) -> str | None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """xdist's load scheduling, a group of ``XDIST_GROUPS`` sent to one worker as one unit.
+    """xdist's load scheduling, a group of ``XDIST_GROUPS`` sent to one worker as one unit,
+    the units handed out in the order the workers collected them (``heavy_first``).
 
     (xdist's own ``--dist loadgroup`` marks a group in each test's node id, which pytest 9.2
     no longer lets a plugin change: its groups are silently ignored there.)"""
@@ -62,7 +71,27 @@ def pytest_xdist_make_scheduler(config, log):
             group = xdist_group(nodeid)
             return f"group {group}" if group else nodeid
 
+    config.option.loadscopereorder = False  # by test count: a 3-test group may take minutes
     return GroupScheduling(config, log)
+
+
+def heavy_first(items: list) -> list:
+    """The tests in the order a worker of ``make test`` starts them: the groups first (each
+    is a long build and the tests that read it), then the other tests marked ``slow``, then
+    the rest, each in collection order. The two workers then end on quick tests and finish
+    together instead of one waiting for the other's last group."""
+
+    def rank(item) -> int:
+        if xdist_group(item.nodeid):
+            return 0
+        return 1 if item.get_closest_marker("slow") else 2
+
+    return sorted(items, key=rank)  # stable: the collection order within a rank
+
+
+def pytest_collection_modifyitems(config, items):
+    if hasattr(config, "workerinput"):  # an xdist worker; a run in one process keeps its order
+        items[:] = heavy_first(items)
 
 
 @pytest.fixture(autouse=True)

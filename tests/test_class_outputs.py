@@ -109,6 +109,38 @@ def test_demo_leaves_the_lms_files_and_the_report_and_prints_them(demo_class):
     assert all(r["email"] and r["lms_id"] for r in _roster(course))
 
 
+def _total_without(lost: set[str]) -> float:
+    """fx_grading's full marks less the points of the functions in ``lost``."""
+    return float(sum(sum(points) for fn, (points, _) in gc.FUNCTIONS.items() if fn not in lost))
+
+
+def test_demo_builds_a_class_to_open(demo_class):
+    """`make demo`'s class: scores from the fixture's points, every page and file there."""
+    course, printed = demo_class
+    with open(course / "grades.csv", newline="", encoding="utf-8") as fh:
+        rows = {r["student_id"]: r for r in csv.DictReader(fh)}
+    fx = {s: float(r[FX]) for s, r in rows.items()}
+    full = float(gc.TOTAL_POINTS)
+    want = {"correct": full, "blank": 0.0}
+    want["cheater"] = _total_without({"turns"})  # patches numpy and returns zeros for turns
+    want["cheater2"] = _total_without({"apply_rope"})  # an object equal to anything
+    assert {s: fx[s] for s in want} == want
+    for i, (fn, _, _) in enumerate(gc.MISTAKES, start=1):
+        # a mistake loses points of its own function (partial credit keeps what it passes)
+        assert _total_without({fn}) <= fx[f"mistake{i:02d}"] < full, (i, fn)
+    written = kit.written_points(course / "source" / demo.REAL / f"{demo.REAL}.ipynb")
+    assert written > 0  # 06_rope's written answer: graded by hand, not in the total yet
+    assert float(rows["correct"]["total"]) == float(rows["correct"]["max_total"]) - written
+    assert float(rows["blank"]["total"]) == 0.0
+    for student in rows:
+        for assignment in (FX, demo.REAL_KO if student == demo.KOREAN else demo.REAL):
+            assert (course / "autograded" / student / assignment / f"{assignment}.ipynb").exists()
+            assert (course / "feedback" / student / assignment / f"{assignment}.html").exists()
+    page = (course / "feedback" / "mistake02" / FX / f"{FX}.html").read_text(encoding="utf-8")
+    assert gc.MISTAKES[1][1] in page  # the known mistake is named
+    assert "demo class ready in" in printed and str(course / "grades.csv") in printed
+
+
 # --------------------------------------------------------------------------- the LMS files
 
 

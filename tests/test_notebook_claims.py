@@ -1,8 +1,9 @@
 """The numbers the notebooks' prose quotes are the numbers their cells print.
 
-Each source notebook is executed once (nbclient, in a temporary copy of its folder, the first
-time a claim of that notebook is checked). A claim names a Markdown cell, a pattern that finds
-a number in it, the code cell that measures it and a pattern that finds the printed number.
+Each source notebook is executed once for the test run (``tests.claims_kit.executed_notebook``,
+shared with tests/test_notebooks.py's execution test). A claim names a Markdown cell, a
+pattern that finds a number in it, the code cell that measures it and a pattern that finds
+the printed number.
 The two agree when they differ by no more than their printed precision: "1.79" in the text
 and "1.793312" printed agree, "1.8" and "1.66" do not. A few claims are ranges or sums and
 are checked by a function instead.
@@ -12,13 +13,12 @@ from __future__ import annotations
 
 import math
 import re
-import shutil
 from pathlib import Path
 
-import nbformat
 import numpy as np
 import pytest
-from nbclient import NotebookClient
+
+from tests.claims_kit import executed, executed_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
@@ -407,28 +407,16 @@ def parse(text: str) -> tuple[float, float]:
     return float(mantissa) * 10.0**exp, 0.5 * 10.0 ** (exp - decimals)
 
 
-_EXECUTED: dict[str, dict[str, str]] = {}
-
-
 def cells(nb_id: str, tmp_path_factory) -> dict[str, str]:
-    """Cell id -> Markdown source or printed output of the executed source notebook."""
-    if nb_id not in _EXECUTED:
-        folder = tmp_path_factory.mktemp(nb_id) / nb_id
-        shutil.copytree(ROOT / "source" / nb_id, folder)
-        nb = nbformat.read(folder / f"{nb_id}.ipynb", as_version=4)
-        NotebookClient(
-            nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
-        ).execute()
-        found = {}
-        for cell in nb.cells:
-            if cell.cell_type == "markdown":
-                found[cell.id] = cell.source
-            elif cell.cell_type == "code":
-                found[cell.id] = "".join(
-                    o.get("text", "") for o in cell.get("outputs", []) if o.output_type == "stream"
-                )
-        _EXECUTED[nb_id] = found
-    return _EXECUTED[nb_id]
+    """Cell id -> Markdown source or printed output of the executed source notebook, in the
+    notebook's order."""
+    text, printed = executed(nb_id, tmp_path_factory)
+    nb = executed_notebook(nb_id, tmp_path_factory)
+    return {
+        c.id: text[c.id] if c.id in text else printed[c.id]
+        for c in nb.cells
+        if c.id in text or c.id in printed
+    }
 
 
 def number(text: str, pattern: str, where: str) -> str:

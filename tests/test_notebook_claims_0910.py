@@ -1,7 +1,7 @@
 """The numbers the prose of 09_families and 10_long_context quotes are the ones their cells print.
 
-Each notebook is executed once (nbclient, in a temporary copy of its folder, explorer and
-self-check left out). A claim names a Markdown cell and the text it must hold, and the code
+Each notebook is executed once for the test run (``tests.claims_kit.executed_notebook``, as
+tests/test_notebooks.py runs it). A claim names a Markdown cell and the text it must hold, and the code
 cell whose printed output must hold the measurement. The expected numbers are written out
 here from COURSE_SPEC.md and the positional-encoding article (16,384 parameters; unseen
 pairs 18, 17 and 0), not taken from the code under test.
@@ -20,12 +20,12 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def families(tmp_path_factory):
-    return executed("09_families", tmp_path_factory.mktemp("claims09"))
+    return executed("09_families", tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
 def long_context(tmp_path_factory):
-    return executed("10_long_context", tmp_path_factory.mktemp("claims10"))
+    return executed("10_long_context", tmp_path_factory)
 
 
 # (Markdown cell, pattern in it, code cell, pattern in its output)

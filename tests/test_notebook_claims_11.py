@@ -1,7 +1,7 @@
 """The numbers the prose of 11_rope_nd quotes are the ones its cells print.
 
-The notebook is executed once (nbclient, in a temporary copy of its folder, explorers and
-self-check left out). A claim names a Markdown cell and the text it must hold, and the code
+The notebook is executed once for the test run (``tests.claims_kit.executed_notebook``, as
+tests/test_notebooks.py runs it). A claim names a Markdown cell and the text it must hold, and the code
 cell whose printed output must hold the measurement. The expected numbers are written out
 here from COURSE_SPEC.md (section 11_rope_nd: Pixtral-12B's rates, the interaction term 0
 and 1.5418, the text after an image at s + max(h, w), Qwen2-VL's section rates) and from the
@@ -23,13 +23,11 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "transformers_rope_nd.json"
 pytestmark = pytest.mark.slow
 
-SKIPPED = ("explorer", "explorer-mrope", "self_check")
-
 
 @pytest.fixture(scope="module")
 def rope_nd(tmp_path_factory):
     """(Markdown source by cell id, printed output by code cell id) of the executed notebook."""
-    return executed("11_rope_nd", tmp_path_factory.mktemp("claims11"), SKIPPED)
+    return executed("11_rope_nd", tmp_path_factory)
 
 
 # (Markdown cell, pattern in it, code cell, pattern in its output)

@@ -1,7 +1,7 @@
 """The numbers the prose of 12_rope_today quotes are the ones its cells print.
 
-The notebook is executed once (nbclient, in a temporary copy of its folder, explorer and
-self-check left out). A claim names a Markdown cell and the text it must hold, and the code
+The notebook is executed once for the test run (``tests.claims_kit.executed_notebook``, as
+tests/test_notebooks.py runs it). A claim names a Markdown cell and the text it must hold, and the code
 cell whose printed output must hold the measurement. The expected numbers are written out
 here from COURSE_SPEC.md (Gemma 4's 64 pairs, 0.0334 against 1.24e-6, sqrt(17/12), 10 global
 layers of 62, 12 NoPE layers of 48, 2.2e-16 and 1.3e-15, 576 against 32,768), not taken from
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def rope_today(tmp_path_factory):
     """(Markdown source by cell id, printed output by code cell id) of the executed notebook."""
-    return executed("12_rope_today", tmp_path_factory.mktemp("claims12"))
+    return executed("12_rope_today", tmp_path_factory)
 
 
 # (Markdown cell, pattern in it, code cell, pattern in its output)

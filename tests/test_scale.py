@@ -32,7 +32,6 @@ from helpers.teacher.classroom.course import course_id, db_url
 from helpers.teacher.classroom.grades import read_scores
 from helpers.teacher.classroom.grading import autograde
 from helpers.teacher.classroom.summary import REPORT_NAME
-from tests import classroom_kit as kit
 from tests.fixtures import grading_course as gc
 
 REPO = Path(__file__).resolve().parents[1]
@@ -353,38 +352,3 @@ def test_bad_scheduler_and_db_are_refused(tmp_path):
     with pytest.raises(ValueError, match="SQLAlchemy URL"):
         db_url(tmp_path, "gradebook.db")
     assert db_url(tmp_path, "postgresql://u@h/db") == "postgresql://u@h/db"
-
-
-# --------------------------------------------------------------------------- make demo
-
-
-@pytest.mark.slow
-def test_demo_builds_a_class_to_open(tmp_path, capsys):
-    """`make demo`'s class: scores from the fixture's points, every page and file there."""
-    from tests import demo
-
-    assert demo.main(["--out", str(tmp_path / "demo"), "--jobs", "2"]) == 0
-    course = tmp_path / "demo" / "course"
-    with open(course / "grades.csv", newline="", encoding="utf-8") as fh:
-        rows = {r["student_id"]: r for r in csv.DictReader(fh)}
-    fx = {s: float(r[A]) for s, r in rows.items()}
-    full = float(gc.TOTAL_POINTS)
-    want = {"correct": full, "blank": 0.0}
-    want["cheater"] = expected_total({"turns"})  # patches numpy and returns zeros for turns
-    want["cheater2"] = expected_total({"apply_rope"})  # an object equal to anything
-    assert {s: fx[s] for s in want} == want
-    for i, (fn, _, _) in enumerate(gc.MISTAKES, start=1):
-        # a mistake loses points of its own function (partial credit keeps what it passes)
-        assert expected_total({fn}) <= fx[f"mistake{i:02d}"] < full, (i, fn)
-    written = kit.written_points(course / "source" / demo.REAL / f"{demo.REAL}.ipynb")
-    assert written > 0  # 06_rope's written answer: graded by hand, not in the total yet
-    assert float(rows["correct"]["total"]) == float(rows["correct"]["max_total"]) - written
-    assert float(rows["blank"]["total"]) == 0.0
-    for student in rows:
-        for assignment in (A, demo.REAL_KO if student == demo.KOREAN else demo.REAL):
-            assert (course / "autograded" / student / assignment / f"{assignment}.ipynb").exists()
-            assert (course / "feedback" / student / assignment / f"{assignment}.html").exists()
-    page = (course / "feedback" / "mistake02" / A / f"{A}.html").read_text(encoding="utf-8")
-    assert gc.MISTAKES[1][1] in page  # the known mistake is named
-    out = capsys.readouterr().out
-    assert "demo class ready in" in out and str(course / "grades.csv") in out

@@ -1,0 +1,92 @@
+"""How `make test` shares the suite between its xdist workers (tests/conftest.py).
+
+A module-scoped build (a graded class, a server, a set of accounts) is made once per worker
+that runs a test of the module: the module must be one group of ``XDIST_GROUPS``, or both
+workers build it. Read from the test files with ``ast``, so a new module-scoped fixture is
+seen without a change here.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from tests.conftest import XDIST_GROUPS, heavy_first, xdist_group
+
+TESTS = Path(__file__).resolve().parent
+
+# Modules whose module-scoped fixtures build nothing worth sharing, and why.
+CHEAP = {
+    "test_environment.py": "reads pyproject.toml and environment.yml",
+    "test_widgets_bench.py": "imports bench.widget_update",
+}
+
+
+def module_scoped_fixtures(path: Path) -> list[str]:
+    """The fixtures of a test file declared with ``scope="module"`` or ``"session"``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        for deco in node.decorator_list:
+            if isinstance(deco, ast.Call) and any(
+                k.arg == "scope" and getattr(k.value, "value", None) in ("module", "session")
+                for k in deco.keywords
+            ):
+                found.append(node.name)
+    return found
+
+
+def test_the_fixture_reader_sees_a_module_scoped_fixture(tmp_path):
+    path = tmp_path / "test_x.py"
+    path.write_text(
+        "import pytest\n\n@pytest.fixture(scope='module')\ndef built():\n    return 1\n\n"
+        "@pytest.fixture\ndef each():\n    return 2\n"
+    )
+    assert module_scoped_fixtures(path) == ["built"]
+
+
+def test_a_module_scoped_build_runs_in_one_worker():
+    grouped = {module for module, _ in XDIST_GROUPS}
+    loose = [
+        f"{path.name}: {', '.join(names)}"
+        for path in sorted(TESTS.glob("test_*.py"))
+        if (names := module_scoped_fixtures(path)) and path.name not in grouped | set(CHEAP)
+    ]
+    assert not loose, (
+        f"module-scoped builds outside XDIST_GROUPS (each worker builds them): {loose}"
+    )
+
+
+def test_a_test_is_in_its_module_group_or_its_function_group():
+    assert xdist_group("tests/test_scale.py::test_x[a]") == "scale"
+    regenerated = "tests/test_notebooks.py::test_notebooks_are_source_regenerated[01_order]"
+    assert xdist_group(regenerated) == "regenerated"
+    assert xdist_group("tests/test_notebooks.py::test_stored_without_outputs[x]") is None
+
+
+def _item(nodeid: str, slow: bool) -> SimpleNamespace:
+    marker = pytest.mark.slow.mark if slow else None
+    return SimpleNamespace(nodeid=nodeid, get_closest_marker=lambda name: marker)
+
+
+def test_workers_take_the_groups_then_the_slow_tests_then_the_rest():
+    items = [
+        _item("tests/test_a.py::test_quick", slow=False),
+        _item("tests/test_classroom.py::test_cycle", slow=True),
+        _item("tests/test_scale.py::test_dask", slow=True),
+        _item("tests/test_b.py::test_quick", slow=False),
+        _item("tests/test_classroom.py::test_other", slow=True),
+        _item("tests/test_cli.py::test_doctor", slow=False),
+    ]
+    assert [i.nodeid for i in heavy_first(items)] == [
+        "tests/test_scale.py::test_dask",
+        "tests/test_cli.py::test_doctor",
+        "tests/test_classroom.py::test_cycle",
+        "tests/test_classroom.py::test_other",
+        "tests/test_a.py::test_quick",
+        "tests/test_b.py::test_quick",
+    ]
