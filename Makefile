@@ -30,10 +30,13 @@ UNRELEASED ?=
 EXCHANGE_FLAG = $(if $(EXCHANGE),--exchange $(EXCHANGE),)
 DB_FLAG = $(if $(DB),--db $(DB),)
 
-$(STAMP): pyproject.toml
+# An editable install leaves out the package's data files: the kernels' configuration
+# (etc/ipython/, helpers.fresh_kernel) is copied into the environment as the wheel installs it.
+$(STAMP): pyproject.toml etc/ipython/ipython_kernel_config.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade --quiet pip
 	$(BIN)/python -m pip install --quiet -e '.[dev,cluster,hub]'
+	install -D -m 644 etc/ipython/ipython_kernel_config.py $(VENV)/etc/ipython/ipython_kernel_config.py
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -102,7 +102,8 @@ c.ExchangeFactory.release_assignment = "helpers.teacher.classroom.exchange.SafeR
 from helpers.teacher import feedback_render  # noqa: E402
 
 # (an exporter class of their own: the Formgrader's HTMLExporter keeps nbgrader's template)
-c.GenerateFeedback.exporter_class = feedback_render.FeedbackExporter
+# by name: nbconvert is imported when feedback is made, not whenever this file is read
+c.GenerateFeedback.exporter_class = "helpers.teacher.feedback_render.FeedbackExporter"
 c.FeedbackExporter.template_name = feedback_render.TEMPLATE
 c.FeedbackExporter.extra_template_basedirs = feedback_render.template_dirs()
 c.FeedbackExporter.filters = feedback_render.FILTERS

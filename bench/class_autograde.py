@@ -271,9 +271,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{100 * TARGET_BOOKKEEPING_SHARE:.0f} %)"
     )
     print("per-notebook median grading time inside a worker:")
+    width = max(len(a) for a in ids)  # 13_train_short_ko is the longest id
     for a in ids:
         if per_nb[a]:
-            print(f"  {a:<12} {statistics.median(per_nb[a]):6.2f} s  ({len(per_nb[a])} graded)")
+            print(
+                f"  {a:<{width}} {statistics.median(per_nb[a]):6.2f} s  ({len(per_nb[a])} graded)"
+            )
     graded = sum(t.ok for t in report.tasks)
     print(
         f"graded {graded}/{len(report.tasks)}; mean score "

@@ -82,8 +82,24 @@ def train_short_results() -> dict:
     return {"best": best, "curves": curves}
 
 
+def train_short_yarn() -> dict:
+    """YaRN reads shaped like 13_train_short's RoPE model's, by (beta_fast, factor): the
+    fewer pairs the ramp keeps, the later it breaks; standing in for ``longer_rope``'s."""
+    from helpers.train import BETA_FAST
+
+    pos = np.arange(256)
+    reads = {}
+    for b in BETA_FAST:
+        at = 40 if b <= 0.5 else 60 if b <= 1 else 80
+        for k in (2, 4, 8):
+            curve = 0.9 + np.clip((pos[: 32 * k] - at) * 0.02, 0, 1.5)
+            reads[(b, k)] = {"rates": np.ones(8), "curve": curve}
+    return reads
+
+
 EXTRA = {"alibi_score": alibi_score}  # notebook functions the reference does not have
 EXTRA["results"] = train_short_results()  # 13's measured curves (a value, not a function)
+EXTRA["yarn"] = train_short_yarn()  # 13's RoPE model read with YaRN (a value)
 
 
 def explorer_classes() -> list[tuple[str, type[Explorer]]]:
@@ -120,7 +136,7 @@ def reference_kwargs(cls: type[Explorer]) -> dict[str, Callable]:
         if (
             param.default is inspect.Parameter.empty
             or param.default is None
-            and callable(getattr(ref, name, None))
+            and (callable(getattr(ref, name, None)) or name in EXTRA)
         ):
             kwargs[name] = reference_function(name)
     return kwargs

@@ -16,11 +16,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import helpers
 from helpers import ASSIGNMENTS
 from helpers.i18n import LANGUAGES
+
+STARTED = time.perf_counter()  # the command's start (after Python's own, a few ms)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -81,6 +84,18 @@ def doctor() -> int:
     print(
         f"[{'OK' if enabled else 'FAIL'}] nbgrader JupyterLab extension "
         f"{'enabled' if enabled else 'not enabled: run `jupyter labextension list`'}"
+    )
+    kernels = Path(sys.prefix) / "etc" / "ipython" / "ipython_kernel_config.py"
+    loaded = kernels.is_file() and "helpers.fresh_kernel" in kernels.read_text(encoding="utf-8")
+    failures += not loaded
+    print(
+        f"[{'OK' if loaded else 'FAIL'}] kernels' configuration {kernels}"
+        + (
+            ""
+            if loaded
+            else ": missing (an editable install leaves it out: `make setup`, or copy "
+            "etc/ipython/ipython_kernel_config.py of the repository there)"
+        )
     )
     for tool, why in (("chromium", "the real-browser test"), ("bwrap", "the grading sandbox")):
         where = shutil.which(tool)
@@ -437,6 +452,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.started = STARTED  # a command's time (autograde's summary) counts from here
 
     if args.command == "doctor":
         return doctor()

@@ -86,6 +86,7 @@ _STATE: dict = {
     "stop": None,
     "failed": {},
     "recording": ({}, {}),  # while a test runs: calls made to its function's callees
+    "started": False,  # start() ran in this kernel
 }
 # The answer cells that failed (a syntax error, an error, too long a run): the names each
 # would have defined -> the cell (a Stop). A later run of the cell to its end clears them.
@@ -142,6 +143,7 @@ def start() -> None:
     Calling it again does not add a second hook.
     """
     helpers.print_versions()
+    _STATE["started"] = True  # a NameError is no longer a restarted kernel's (fresh_kernel)
     mode = os.environ.get("NBGRADER_EXECUTION")
     if mode and mode != "validate":
         return
@@ -149,6 +151,9 @@ def start() -> None:
         shell = get_ipython()
     except NameError:
         return
+    from helpers import fresh_kernel
+
+    fresh_kernel.stand_down(shell)
     if mode == "validate":
         if AssertionError not in shell.custom_exceptions:
             shell.set_custom_exc((AssertionError,), _explained)

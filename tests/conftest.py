@@ -8,6 +8,7 @@ solutions), ``from tests.cells import cell`` (the one builder of nbgrader cells)
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -92,6 +93,17 @@ def heavy_first(items: list) -> list:
 def pytest_collection_modifyitems(config, items):
     if hasattr(config, "workerinput"):  # an xdist worker; a run in one process keeps its order
         items[:] = heavy_first(items)
+
+
+def pytest_configure(config):
+    """Notebook 13 trains seven models in Run All: every execution of it in the suite (its
+    kernels, nbgrader's, the browser's server, the learner build's) trains the quick version
+    (``helpers.train.QUICK_ENV``), but the one full run of ``claims_kit.executed_notebook``
+    that its execution test and its claims test share. Set the variable to 0 to train the
+    full experiment everywhere."""
+    from helpers.train import QUICK_ENV
+
+    os.environ.setdefault(QUICK_ENV, "1")
 
 
 @pytest.fixture(autouse=True)

@@ -74,7 +74,7 @@ MOVES = {
     "10_long_context": [("d", ("256", "16")), ("factor", ("32", "4"))],
     "11_rope_nd": [("grid", ("32", "8")), ("d", ("256", "16"))],
     "12_rope_today": [("steps", ("200", "10")), ("window", ("32", "8"))],
-    "13_train_short": [("evaluation length", ("64", "256"))],
+    "13_train_short": [("evaluation length", ("64", "256")), ("beta_fast", ("1", "32"))],
 }
 # The Korean notebook opened, run and read: its self-check must answer in Korean.
 KOREAN, UNWRITTEN = "06_rope_ko", "rope_score"
@@ -125,11 +125,14 @@ LAYOUT_JS = """(box) => {
       return {label: label ? label.textContent : c.className, left: r.left, right: r.right,
               width: r.width};
     });
+  // a label whose text is wider than its box is shown cut ("evaluatio...")
+  const cut = [...box.querySelectorAll('.widget-label')]
+    .filter(l => l.scrollWidth > l.clientWidth + 1).map(l => l.textContent);
   const img = box.querySelector('img');
   const ir = img.getBoundingClientRect();
   const side = document.querySelector('#filebrowser');
   return {
-    sliders, controls,
+    sliders, controls, cut,
     output: {left: outRect.left, right: outRect.right, width: outRect.width,
              scroll: out.scrollWidth, client: out.clientWidth},
     notebook: {scroll: scroller.scrollWidth, client: scroller.clientWidth},
@@ -366,6 +369,7 @@ def test_explorer_layout_and_latency(lab, browser, assignment):
     assert layout["sliders"], "the explorer shows its sliders"
     narrow = [s for s in layout["sliders"] if s["track"] < MIN_TRACK]
     assert not narrow, f"slider tracks narrower than {MIN_TRACK} px: {narrow}"
+    assert not layout["cut"], f"labels cut off: {layout['cut']}"
     out = layout["output"]
     outside = [c for c in layout["controls"] if c["width"] <= 0 or c["right"] > out["right"] + 1]
     assert not outside, f"controls cut off or outside the output ({out}): {outside}"
@@ -621,3 +625,53 @@ def test_run_all_goes_past_a_failing_visible_test_to_the_self_check(lab, browser
     assert "clockwise rotation" in " ".join(table.split())
     assert "What came back:" in shown and "-0.841471" in shown, shown
     assert "[this test failed (see above)." in shown
+
+
+def _restart_kernel(page) -> None:
+    """Kernel > Restart Kernel…, and the dialog's Restart."""
+    page.get_by_role("menuitem", name="Kernel").first.click()
+    page.get_by_text("Restart Kernel…", exact=True).first.click()
+    page.locator(".jp-Dialog button.jp-mod-accept").click()
+    page.locator(".jp-Dialog").wait_for(state="detached")
+    page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for()
+
+
+@pytest.mark.skipif(bool(_skip_reason()), reason=_skip_reason() or "ready")
+def test_after_a_restart_a_test_and_the_explorer_say_run_the_first_cell(lab, browser):
+    """02_sincos run, then its kernel restarted: a visible test run alone says to run the
+    first cell (helpers.start) again, and so does the explorer (its sliders still move)."""
+    assignment = "02_sincos"
+    url, token = lab
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(120_000)
+    try:
+        explorer, _image = _open_and_run(page, url, token, assignment)
+        note = explorer.locator(".pe-stale-text")
+        assert note.count() == 1 and not note.is_visible()  # its kernel is there
+        _restart_kernel(page)
+        test = (
+            page.locator(".jp-CodeCell")
+            .filter(has=page.get_by_text("angle_rates: d=4 gives 1 and 0.01"))
+            .first
+        )
+        test.locator(".jp-InputArea-editor").click()
+        page.keyboard.press("Control+Enter")
+        output = test.locator(".jp-OutputArea")
+        output.get_by_text("Run the first cell (helpers.start) again").wait_for()
+        said_test = " ".join(output.inner_text().split())
+        test.screenshot(path=str(ARTIFACTS / f"{assignment}-restarted-test.png"))
+        box = _box(page, explorer, "d")
+        box.click()
+        page.keyboard.press("Control+A")
+        page.keyboard.type("8")
+        page.keyboard.press("Enter")
+        note.wait_for(state="visible", timeout=30_000)
+        said_explorer = note.inner_text()
+        explorer.screenshot(path=str(ARTIFACTS / f"{assignment}-restarted-explorer.png"))
+    finally:
+        page.close()
+        _stop_kernels(url, token)
+    print(f"\nthe test after the restart: {said_test}\nthe explorer: {said_explorer}")
+    assert "NameError" in said_test and "np is not defined" in said_test, said_test
+    assert "The kernel that drew this figure has restarted" in said_explorer
+    assert "Run the first cell (helpers.start) again, then this cell." in said_explorer

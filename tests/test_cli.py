@@ -111,3 +111,8 @@ def test_help_lists_the_commands():
     assert proc.returncode == 0
     for command in ("doctor", "generate", "check", "system-deps"):
         assert command in proc.stdout
+
+
+def test_doctor_checks_the_kernels_configuration(doctor):
+    config = Path(sys.prefix) / "etc" / "ipython" / "ipython_kernel_config.py"
+    assert f"[OK] kernels' configuration {config}\n" in doctor.stdout, doctor.stdout

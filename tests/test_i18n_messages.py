@@ -137,6 +137,58 @@ def _check_entry(en: str) -> str | None:
 # --------------------------------------------------------------------------- (1) static
 
 
+# A particle whose form depends on the word before it (받침: 을/를, 이/가, 은/는, 과/와,
+# 으로/로), written straight after a placeholder: right for half the words it is filled
+# with ("{callee}를" is wrong for every name that ends in a consonant). "(를)" spellings
+# such as "{file}을(를)" count too: the message is rephrased instead ("{callee} 함수를").
+PARTICLE_AFTER_PLACEHOLDER = re.compile(r"\{[^{}\n]*\}\(?(?:으로|을|를|이|가|은|는|와|과|로)")
+
+
+def _korean_texts():
+    """(where, text) of every Korean message and every Korean translation of source/."""
+    import yaml
+
+    for path in sorted((PACKAGE / "messages").glob("*.yaml")):
+        for entry in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
+            yield f"{path.name}: {entry['en']!r}", entry.get("ko") or ""
+    for path in sorted((REPO / "source").glob("*/*.ko.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        for key, cell in (data.get("cells") or {}).items():
+            yield f"{path.name}: cell {key}", cell.get("markdown") or ""
+            for en, ko in (cell.get("strings") or {}).items():
+                yield f"{path.name}: cell {key}: {en!r}", ko
+
+
+@pytest.mark.parametrize(
+    "text, found",
+    [
+        ("{callee}를 먼저 고치세요", True),
+        ("{where}이(가) 멈췄습니다", True),
+        ("{typed}을(를) {value}(으)로 맞췄습니다", True),
+        ("s + h·w = {count}가 아니라", True),
+        ("{callee} 함수를 먼저 고치세요", False),
+        ("토큰 {n}개가 있습니다", False),
+        ("파일({file})을 읽을 수 없습니다", False),
+        ("`{name}` 이름이 정의되지 않았습니다", False),
+    ],
+)
+def test_the_particle_scan_finds_a_particle_after_a_placeholder(text, found):
+    assert bool(PARTICLE_AFTER_PLACEHOLDER.search(text)) is found
+
+
+def test_no_korean_particle_depends_on_the_word_a_placeholder_stands_for():
+    """'{callee}를' is right for 'softmax' and wrong for 'attention' (어텐션을): no Korean
+    message or translation puts a particle straight after a placeholder."""
+    texts = list(_korean_texts())
+    assert len(texts) > 500  # the catalogue and every notebook's translation were read
+    slips = [
+        f"{where}: ...{text[max(0, m.start() - 20) : m.end() + 10]}..."
+        for where, text in texts
+        for m in PARTICLE_AFTER_PLACEHOLDER.finditer(text)
+    ]
+    assert slips == [], "\n".join(slips)
+
+
 def test_the_catalogue_loads_without_conflicts():
     catalogue.cache_clear()
     table = catalogue()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import site
 import subprocess
 import sys
@@ -371,3 +372,22 @@ def test_wheel_ships_public_checks_only(wheel):
                     ]
                     found = kit.leaked_solution(body, wheel_lines)
                     assert found is None, f"{impl.__name__} ships:\n{found}"
+
+
+@pytest.mark.slow
+def test_learner_kernels_say_to_run_the_first_cell_after_a_restart(wheel, learner_python, tmp_path):
+    """The wheel installs the kernels' configuration into the learner's environment: a
+    kernel of it that has not run the first cell says to run it again."""
+    from tests.test_fresh_kernel import NOTE, run_in_kernel
+
+    names = zipfile.ZipFile(wheel).namelist()
+    assert any(n.endswith(".data/data/etc/ipython/ipython_kernel_config.py") for n in names)
+    venv = learner_python.parent.parent
+    assert "helpers.fresh_kernel" in (venv / "etc/ipython/ipython_kernel_config.py").read_text()
+    folder = tmp_path / "01_order"
+    folder.mkdir()
+    shutil.copy(kit.REPO / "notebooks/01_order/01_order.ipynb", folder)
+    said = run_in_kernel(str(learner_python), folder, ['self_check("01_order")'])
+    from helpers.i18n import tr
+
+    assert tr(NOTE, name="self_check") in " ".join(said[0].split()), said[0]

@@ -197,3 +197,61 @@ def test_hub_teacher_environment_loads_the_guard(tmp_path):
     data = json.loads(path.read_text("utf-8"))
     assert data["ServerApp"]["jpserver_extensions"] == {pages.EXTENSION: True}
     assert path.parent.name == "jupyter_server_config.d"
+
+
+def test_the_teachers_language_follows_the_locale():
+    assert pages.teacher_language({"LANG": "ko_KR.UTF-8"}) == "ko"
+    assert pages.teacher_language({"LANG": "en_US.UTF-8"}) == "en"
+    assert pages.teacher_language({"LC_ALL": "C.UTF-8", "LANG": "ko_KR.UTF-8"}) == "en"
+    assert pages.teacher_language({"PE_COURSE_LANG": "ko", "LANG": "C"}) == "ko"
+    assert pages.teacher_language({}) == "en"
+
+
+NBGRADER_HEAD = (
+    '<ol class="breadcrumb"><li>Students</li></ol>\n<table class="table">\n<thead><tr>'
+    '<th>Name</th><th class="text-center">Overall Score</th>'
+    '<th class="text-center">Code Score</th></tr></thead></table>'
+)
+
+
+def test_a_list_page_says_its_scores_are_after_the_penalty_in_the_teachers_language():
+    en = pages.label_scores(NBGRADER_HEAD, "en")
+    assert ">Overall score after the late penalty</th>" in en
+    assert '<th class="text-center">Code Score</th>' in en  # before the penalty, unchanged
+    assert en.index("pe-late-note") < en.index("<table")
+    ko = pages.label_scores(NBGRADER_HEAD, "ko")
+    assert ">지각 감점 후 총점</th>" in ko and "코드, 서술형, 과제 점수는 감점 전" in ko
+    plain = "<table><tr><th>Name</th></tr></table>"
+    assert pages.label_scores(plain, "en") == plain  # a page without scores: untouched
+
+
+def test_api_answers_get_scores_after_the_penalty():
+    pen = pages.Penalties(
+        each={("a1", "nb", "alice"): 2.5, ("a1", "nb2", "alice"): 0.5, ("a2", "nb", "bob"): 1.0},
+        assignments={"a1": 2, "a2": 1},
+        notebooks={("a1", "nb"): 2, ("a1", "nb2"): 2, ("a2", "nb"): 1},
+    )
+
+    def rewritten(path, rows, key="score"):
+        return [r[key] for r in pages.rewrite_scores(path, rows, pen)]
+
+    students = [{"id": "alice", "score": 10.0}, {"id": "bob", "score": 0.5}]
+    assert rewritten("/formgrader/api/students", students) == [7.0, 0.0]  # never below 0
+    assert students[0]["pe_score_before_penalty"] == 10.0 and students[0]["pe_late_penalty"] == 3.0
+    one = pages.rewrite_scores("/x/formgrader/api/student/alice", {"id": "alice", "score": 4}, pen)
+    assert one["score"] == 1.0
+    mine = [{"name": "a1", "score": 6.0}, {"name": "a2", "score": 6.0}]
+    assert rewritten("/formgrader/api/student_submissions/alice", mine) == [3.0, 6.0]
+    nbs = [{"name": "nb", "score": 3.0}, {"name": "nb2", "score": 3.0}]
+    assert rewritten("/formgrader/api/student_notebook_submissions/alice/a1", nbs) == [0.5, 2.5]
+    subs = [{"student": "alice", "score": 5.0}, {"student": "carol", "score": 5.0}]
+    assert rewritten("/formgrader/api/submitted_notebooks/a1/nb", subs) == [2.5, 5.0]
+    subs = [{"student": "alice", "score": 5.0}, {"student": "bob", "score": 5.0}]
+    assert rewritten("/formgrader/api/submissions/a1", subs) == [2.0, 5.0]
+    averages = [{"name": "a1", "average_score": 4.0}, {"name": "a2", "average_score": 4.0}]
+    assert rewritten("/formgrader/api/assignments", averages, "average_score") == [2.5, 3.0]
+    notebooks = [{"name": "nb", "average_score": 4.0}, {"name": "nb2", "average_score": 4.0}]
+    got = rewritten("/formgrader/api/notebooks/a1", notebooks, "average_score")
+    assert got == [2.75, 3.75]
+    grades = [{"id": "g", "score": 1.0}]  # a cell's grade is not a learner's total: kept
+    assert rewritten("/formgrader/api/grades", grades) == [1.0]

@@ -446,3 +446,75 @@ def test_report_names_the_function_of_each_mistake():
     assert cells[0][:3] == ["<code>apply_rope</code>", "split halves", "2"], cells
     assert cells[1][:3] == ["<code>thetas</code>", "x", "1"], cells
     assert rep.counts()["named mistakes"] == 2
+
+
+def _js_number(x: float) -> str:
+    """A score as nbgrader's pages write it (rounded to 2 places, as JavaScript prints it)."""
+    return f"{round(x, 2):g}"
+
+
+def test_formgrader_list_pages_show_scores_after_the_late_penalty(graded, grade_ui):
+    """Every list page of the Formgrader that shows a learner's score (or an average of
+    them) shows it after the late penalty, under a column that says so: Alice, late by
+    years, has half her score taken (the 50 % cap), Bob none."""
+    from nbgrader.api import Gradebook
+    from playwright.sync_api import sync_playwright
+
+    with Gradebook(f"sqlite:///{graded / 'gradebook.db'}") as gb:
+        alice = gb.find_submission(ASSIGNMENT, "alice")
+        bob = gb.find_submission(ASSIGNMENT, "bob")
+        top = float(alice.max_score)
+        a_score, a_pen = float(alice.score), float(alice.late_submission_penalty or 0)
+        b_score, b_pen = float(bob.score), float(bob.late_submission_penalty or 0)
+    assert a_score > 0 and a_pen == pytest.approx(0.5 * a_score) and b_pen == 0
+    a_after, b_after = a_score - a_pen, b_score
+    assert _js_number(a_after) != _js_number(a_score)
+    label = "Overall score after the late penalty"
+    url, token, _ = grade_ui
+    pages = {
+        # page: (the row it reads, the score it must show, the column's label)
+        "manage_students": ("Lovelace, Ada", a_after, label),
+        "manage_students/alice": (ASSIGNMENT, a_after, label),
+        f"manage_students/alice/{ASSIGNMENT}": (ASSIGNMENT, a_after, label),
+        f"manage_submissions/{ASSIGNMENT}": ("Lovelace", a_after, "Score after the late penalty"),
+        f"gradebook/{ASSIGNMENT}": (ASSIGNMENT, (a_after + b_after) / 2, "Average score after"),
+        "gradebook": (ASSIGNMENT, (a_after + b_after) / 2, "Score after the late penalty"),
+    }
+    seen = {}
+    with sync_playwright() as pw:
+        browser = _browser(pw)
+        try:
+            page = browser.new_page(viewport={"width": 1300, "height": 700})
+            page.goto(f"{url}/?token={token}")
+            page.wait_for_url("**/formgrader**")
+            for where, (row_text, score, header) in pages.items():
+                page.goto(f"{url}/formgrader/{where}")
+                page.wait_for_selector(f"tbody tr:has-text('{row_text}') td.text-center")
+                page.wait_for_function(
+                    "() => [...document.querySelectorAll('tbody td')].some("
+                    "td => / \\/ /.test(td.innerText))"
+                )
+                heads = page.locator("thead th").all_inner_texts()
+                assert any(header in h for h in heads), (where, heads)
+                row = page.locator("tbody tr", has_text=row_text).first.inner_text()
+                seen[where] = row
+                assert f"{_js_number(score)} / {_js_number(top)}" in row, (where, row)
+                assert "Code, written and task scores are before it" in page.inner_text(
+                    ".pe-late-note"
+                )
+                name = where.replace("/", "_")
+                page.screenshot(path=str(ARTIFACTS / f"pages_late_{name}.png"))
+            # Manual Grading's list of one notebook's submissions: both learners' scores
+            page.goto(f"{url}/formgrader/gradebook/{ASSIGNMENT}/{ASSIGNMENT}")
+            page.wait_for_selector("text=Submission #1")
+            page.get_by_text("Show All Names").click()
+            heads = page.locator("thead th").all_inner_texts()
+            assert any(label in h for h in heads), heads
+            # (Bob's notebook is under another name: Alice's is the only one)
+            row = page.locator("tbody tr", has_text="Lovelace, Ada").first.inner_text()
+            assert f"{_js_number(a_after)} / {_js_number(top)}" in row, row
+            assert page.locator("tbody tr", has_text="김민준").count() == 0
+            page.screenshot(path=str(ARTIFACTS / "pages_late_gradebook_submissions.png"))
+        finally:
+            browser.close()
+    print(seen)

@@ -59,3 +59,49 @@ def test_a_stub_breaking_point_costs_only_its_marks():
 def test_none_under_nbgrader(monkeypatch):
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
     assert ts.train_short_explorer(results=results(), breaking_point=ref.breaking_point) is None
+
+
+def yarn_reads(best: np.ndarray) -> dict:
+    """YaRN reads by (beta_fast, factor): beta_fast 1 breaks at 40 (+1.0), beta_fast 32 never;
+    the factor-2 reads are 0.5 above the best everywhere, so the factor used shows."""
+    reads = {}
+    for b in (1.0, 32.0):
+        for k in (2, 4, 8):
+            n = 32 * k
+            curve = best[:n] + (0.5 if k == 2 else 0.0)
+            if b == 1.0 and k > 2:
+                curve = curve + np.where(np.arange(n) >= 40, 1.0, 0.0)
+            reads[(b, k)] = {"rates": np.ones(8), "curve": curve}
+    return reads
+
+
+def test_beta_fast_picks_the_precomputed_yarn_read():
+    res = results()
+    ex = ts.train_short_explorer(
+        results=res, breaking_point=ref.breaking_point, yarn=yarn_reads(res["best"])
+    )
+    assert "beta_fast" in ex.controls and "yarn" in ex.controls
+    ex.controls["length"].value = 128  # 4x covers 128
+    line, mark = ex.lines[ts.YARN], ex.marks[ts.YARN]
+    assert len(line.get_xdata()) == 128 and list(mark.get_xdata()) == []
+    assert ex.yarn_text.get_text() == "rope+YaRN at 4x,\nbeta_fast 32:\n+0.00"
+    ex.controls["beta_fast"].value = 1.0
+    assert list(mark.get_xdata()) == [40]
+    assert ex.yarn_text.get_text().endswith(
+        "at 4x,\nbeta_fast 1:\n+0.69"
+    )  # 88 of 128 positions 1.0 above
+    ex.controls["length"].value = 64  # 2x covers 64: its read, 0.5 above
+    assert ex.yarn_text.get_text().endswith("at 2x,\nbeta_fast 1:\n+0.50")
+    ex.controls["beta_fast"].value = 12.0  # typed: the nearest precomputed, on a log scale
+    assert (
+        ex.nearest_beta(12.0) == 32.0
+        and ex.nearest_beta(3.0) == 1.0
+        and "beta_fast 32:" in ex.yarn_text.get_text()
+    )
+    ex.controls["yarn"].value = False
+    assert len(line.get_xdata()) == 0 and ex.yarn_text.get_text() == ""
+
+
+def test_without_yarn_reads_there_is_no_beta_fast():
+    ex = ts.train_short_explorer(results=results(), breaking_point=ref.breaking_point)
+    assert "beta_fast" not in ex.controls and ts.YARN not in ex.lines

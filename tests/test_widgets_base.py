@@ -152,6 +152,15 @@ def test_controls_wrap_onto_rows_and_keep_their_width():
     assert explorer.controls["causal"].layout.width == "auto"  # a checkbox is not cut off
 
 
+def test_a_long_label_gets_a_wider_label_and_the_same_track():
+    """A label longer than 80 px of JupyterLab's font ("evaluation length", 17 letters of
+    about 7.5 px) widens its slider instead of being cut; the track keeps its 250 px."""
+    for text in ("evaluation length", "T5 max_distance 128", "평가 길이 (토큰, 학습 길이의 배수)"):
+        width, label = (int(w.removesuffix("px")) for w in base.slider_widths(text))
+        assert label >= 7 * len(text) and width - label == 250, (text, width, label)
+    assert base.slider_widths("pos") == (base.SLIDER_WIDTH, base.DESCRIPTION_WIDTH)
+
+
 def test_a_typed_value_sets_the_slider_exactly_and_a_clamp_is_said():
     """The box beside ``pos`` (0 to 4096 on about 240 px) reaches every position; a value
     out of range or off the steps is brought in, and the note says so, with the range."""
@@ -356,3 +365,28 @@ def test_nearest_images_are_matplotlibs_pixels(origin):
     assert differ.mean() < 0.01, differ.mean()
     image.set_interpolation("bilinear")
     assert np.array_equal(image.make_image(renderer)[0], AxesImage.make_image(image, renderer)[0])
+
+
+def test_an_explorer_carries_the_note_of_a_restarted_kernel_hidden_until_then():
+    """The note sits above the figure; its own style hides it unless the widget manager has
+    marked the view disconnected (JupyterLab does on a kernel restart: the browser test
+    restarts one); it speaks the notebook's language."""
+    from helpers.i18n import speaking
+
+    explorer = make_rope()
+    box = explorer.widget()
+    notes = [c for c in box.children if "pe-stale" in c._dom_classes]
+    assert notes == [explorer.stale_note]
+    assert box.children[box.children.index(explorer.image) - 1] is explorer.stale_note
+    html = explorer.stale_note.value
+    hidden, shown = html.split("</style>")[0].split("}", 1)
+    assert (
+        hidden == "<style>.pe-stale:not(.jupyter-widgets-disconnected),.pe-stale-text{display:none"
+    )
+    assert shown.startswith(".jupyter-widgets-disconnected .pe-stale-text,")
+    assert "display:block" in shown
+    assert "Run the first cell (helpers.start) again, then this cell." in html
+    with speaking("ko"):
+        korean = make_rope().widget()
+    said = next(c for c in korean.children if "pe-stale" in c._dom_classes).value
+    assert "첫 셀(helpers.start)을 다시 실행한 뒤, 이 셀을 실행하세요." in said

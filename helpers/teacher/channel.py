@@ -10,13 +10,17 @@ unreadable raises ``WorkerDied`` with what happened in plain words.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import selectors
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from helpers.teacher import sandbox
@@ -96,6 +100,13 @@ class Worker:
     ) -> None:
         """``argv`` runs another program on the same channel, outside the sandbox (the
         reference's process of ``helpers.teacher.standins``), with ``memory`` as its limit."""
+        self._launch(workdir, argv)
+        self.configure(cpu_seconds, memory)
+
+    def _launch(self, workdir: str, argv: list[str] | None, wait: bool = True) -> None:
+        """Start the process; with ``wait``, wait for its ``ready`` (its imports done, no
+        limits yet)."""
+        self.folder = None  # a folder of its own, removed at ``stop`` (a spare's)
         fd = _filter_fd() if argv is None else None
         try:
             self.proc = subprocess.Popen(
@@ -116,8 +127,20 @@ class Worker:
         self.reply = self.proc.stdout.fileno()
         os.set_blocking(self.reply, False)
         os.set_blocking(self.proc.stdin.fileno(), False)
-        deadline = time.monotonic() + START_TIMEOUT
-        self.receive(deadline)  # ready
+        self.started = time.monotonic()
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self) -> None:
+        """Wait for the process's ``ready`` (``START_TIMEOUT`` from its start)."""
+        try:
+            self.receive(self.started + START_TIMEOUT)
+        except BaseException:
+            self.stop()
+            raise
+
+    def configure(self, cpu_seconds: float, memory: int = MEMORY_LIMIT) -> None:
+        """Send the limits: the process sets them before it reads anything else."""
         self.send(
             {
                 "memory": memory,
@@ -125,7 +148,7 @@ class Worker:
                 "fsize": FILE_SIZE_LIMIT,
                 "package_dir": str(PACKAGE_DIR),
             },
-            deadline,
+            time.monotonic() + START_TIMEOUT,
         )
 
     def send(self, obj: dict, deadline: float) -> None:
@@ -212,3 +235,97 @@ class Worker:
                 stream.close()
             except OSError:
                 pass
+        if getattr(self, "folder", None) is not None:
+            self.folder.cleanup()
+            self.folder = None
+
+
+# --------------------------------------------------------------------------- spares
+
+
+class Spares:
+    """Workers started ahead of need, one of each kind, each fresh and used once.
+
+    A grading process that grades notebook after notebook calls ``prepare(kind)`` once;
+    ``take(workdir, cpu_seconds, kind, memory)`` then hands out the process started
+    earlier (in a folder of its own; it did its imports while the grading process did other
+    work, and no learner code has run in it), with its limits set, and starts the next one
+    in its place; without a spare, or when the spare did not start well, it starts one as
+    ``Worker`` does. A kind is ``None`` (the sandboxed worker) or the ``argv`` of another
+    program (the reference's process). Nothing is shared between two notebooks: each gets
+    a process and a folder no other code ran in; only the wait for its start is gone.
+
+    The processes are started by the thread that calls (bubblewrap's ``--die-with-parent``
+    ends a sandbox when the thread that started it ends).
+    """
+
+    def __init__(self) -> None:
+        self._waiting: dict[tuple | None, Worker] = {}
+        self._wanted: set[tuple | None] = set()
+        self._lock = threading.Lock()  # the reference's process may be taken in a thread
+        atexit.register(self.stop)
+
+    @staticmethod
+    def _key(kind: Sequence[str] | None) -> tuple | None:
+        return None if kind is None else tuple(kind)
+
+    def prepare(self, kind: Sequence[str] | None = None) -> None:
+        """Keep a process of ``kind`` ready from now on (one is started now)."""
+        self._wanted.add(self._key(kind))
+        self._refill(self._key(kind))
+
+    def _refill(self, key: tuple | None) -> None:
+        with self._lock:
+            if key not in self._wanted or key in self._waiting:
+                return
+        folder = tempfile.TemporaryDirectory(prefix="pe-grade-")
+        worker = Worker.__new__(Worker)
+        try:
+            worker._launch(os.path.realpath(folder.name), None if key is None else list(key), False)
+        except Exception:  # noqa: BLE001  (``take`` then starts one itself and says why)
+            folder.cleanup()
+            return
+        worker.folder = folder
+        with self._lock:
+            self._waiting[key] = worker
+
+    def take(
+        self,
+        workdir: str,
+        cpu_seconds: float,
+        kind: Sequence[str] | None = None,
+        memory: int = MEMORY_LIMIT,
+    ) -> Worker:
+        """A started process of ``kind`` with its limits set: the spare when one was
+        prepared and is alive, else a new one in ``workdir``; the next spare starts."""
+        key = self._key(kind)
+        with self._lock:
+            spare = self._waiting.pop(key, None)
+        if spare is not None:
+            try:
+                spare.wait_ready()
+                spare.configure(cpu_seconds, memory)
+            except (WorkerDied, WorkerTimeout, OSError):
+                spare.stop()
+                spare = None
+        self._refill(key)
+        if spare is None:
+            return Worker(workdir, cpu_seconds, None if kind is None else list(kind), memory)
+        return spare
+
+    def last(self) -> None:
+        """The notebook being graded is this process's last: the spares waiting serve it,
+        none is started after them."""
+        with self._lock:
+            self._wanted.clear()
+
+    def stop(self) -> None:
+        """End the processes waiting and prepare no more (at exit, or when grading ends)."""
+        with self._lock:
+            self._wanted.clear()
+            waiting, self._waiting = list(self._waiting.values()), {}
+        for worker in waiting:
+            worker.stop()
+
+
+SPARES = Spares()

@@ -218,4 +218,11 @@ def _exporter_class():
     return FeedbackExporter
 
 
-FeedbackExporter = _exporter_class()
+def __getattr__(name: str):
+    """``FeedbackExporter``, made on first use: it subclasses nbconvert's ``HTMLExporter``,
+    and importing nbconvert costs a second that a process reading the course's configuration
+    only (every command does) need not pay."""
+    if name == "FeedbackExporter":
+        globals()["FeedbackExporter"] = made = _exporter_class()
+        return made
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

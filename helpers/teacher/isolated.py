@@ -31,7 +31,7 @@ from helpers.report import count_line
 from helpers.teacher import checks, standins
 from helpers.teacher import reference as ref
 from helpers.teacher.calling import ANSWERS, MAX_REPORT_FILE, report_names
-from helpers.teacher.channel import Worker, WorkerDied, WorkerTimeout
+from helpers.teacher.channel import SPARES, Worker, WorkerDied, WorkerTimeout
 from helpers.teacher.codec import contains_opaque, decode, encode
 from helpers.teacher.notebook import (
     AnswerCell,
@@ -201,7 +201,7 @@ class _Session:
         good = [c for c in self.cells if c.grade_id not in self.failed]
         started = time.monotonic()
         try:
-            worker = Worker(self.workdir, self.cpu)
+            worker = SPARES.take(self.workdir, self.cpu)  # a new one when none waits
         except (WorkerDied, WorkerTimeout, OSError) as exc:
             self.problem = tr(
                 "the grading process could not start ({error})", error=exc or type(exc).__name__

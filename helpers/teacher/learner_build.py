@@ -95,6 +95,10 @@ def stage(dest: Path, root: Path = ROOT) -> Path:
         ignore=shutil.ignore_patterns("__pycache__", "*.pyc", TEACHER_ONLY),
     )
     ship(package, root)
+    # the kernels' configuration that loads helpers.fresh_kernel: a data file of the wheel
+    kernel_config = Path("etc") / "ipython" / "ipython_kernel_config.py"
+    (dest / kernel_config).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(root / kernel_config, dest / kernel_config)
     deps = ",\n".join(f'    "{d}"' for d in learner_dependencies(root / "pyproject.toml"))
     (dest / "pyproject.toml").write_text(
         "[build-system]\n"
@@ -109,7 +113,9 @@ def stage(dest: Path, root: Path = ROOT) -> Path:
         "[tool.setuptools.packages.find]\n"
         'include = ["helpers*"]\n\n'
         "[tool.setuptools.package-data]\n"
-        'helpers = ["messages/*.yaml", "classcheck.json"]\n',
+        'helpers = ["messages/*.yaml", "classcheck.json"]\n\n'
+        "[tool.setuptools.data-files]\n"
+        f'"etc/ipython" = ["{kernel_config.as_posix()}"]\n',
         encoding="utf-8",
     )
     return dest

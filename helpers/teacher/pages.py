@@ -20,9 +20,12 @@ Two defences, each enough alone for script:
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import logging
+import os
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 EXTENSION = __name__
@@ -160,7 +163,9 @@ def formgrader_csp(page: str) -> str:
     )
 
 
-def _transform_class():
+def _transform_class(settings: dict | None = None):
+    """The transform of every response (``settings``: the server's, where nbgrader keeps
+    its gradebook's URL; without them, the policy only)."""
     from tornado.web import OutputTransform
 
     class FormgraderCSP(OutputTransform):
@@ -177,12 +182,15 @@ def _transform_class():
         def __init__(self, request):
             super().__init__(request)
             self.formgrader = "/formgrader" in request.path
+            self.path = request.path
             self.page = self.formgrader and "/formgrader/static/" not in request.path
             if self.page:
                 request.headers.pop("If-None-Match", None)
 
         def transform_first_chunk(self, status_code, headers, chunk, finishing):
             if self.formgrader:
+                if finishing and status_code == 200 and settings is not None:
+                    chunk = _after_penalty(self.path, headers, chunk, settings)
                 page = chunk.decode("utf-8", "replace") if finishing else ""
                 headers["Content-Security-Policy"] = formgrader_csp(page)
                 headers["X-Content-Type-Options"] = "nosniff"
@@ -191,6 +199,202 @@ def _transform_class():
             return status_code, headers, chunk
 
     return FormgraderCSP
+
+
+# --------------------------------------------------------------------------- late penalty
+# nbgrader's list pages (Manage Students, a learner's assignments and notebooks, Manual
+# Grading's assignments, notebooks and submissions, an assignment's submissions) draw the
+# scores its API sends, which are before the late penalty. The transform rewrites those
+# answers: each "score" (an average: "average_score") becomes the score after the penalty,
+# the score before it and the penalty ride along ("pe_score_before_penalty",
+# "pe_late_penalty"), and the pages' score columns say so, in the teacher's language.
+
+
+def teacher_language(environ=None) -> str:
+    """The teacher's language: Korean under a Korean locale (``LANG=ko_KR.UTF-8``, or
+    ``PE_COURSE_LANG=ko``), else English."""
+    environ = os.environ if environ is None else environ
+    for key in ("PE_COURSE_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
+        value = environ.get(key, "")
+        if value:
+            return "ko" if value.lower().startswith("ko") else "en"
+    return "en"
+
+
+@dataclass
+class Penalties:
+    """The late penalties of a gradebook: ``(assignment, notebook, student) -> points``,
+    and how many submissions each assignment and notebook has (for averages)."""
+
+    each: dict[tuple[str, str, str], float] = field(default_factory=dict)
+    assignments: dict[str, int] = field(default_factory=dict)
+    notebooks: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def of(self, assignment=None, notebook=None, student=None) -> float:
+        """The penalties of every submitted notebook that matches what is given."""
+        return sum(
+            p
+            for (a, n, s), p in self.each.items()
+            if assignment in (None, a) and notebook in (None, n) and student in (None, s)
+        )
+
+
+_PENALTIES_SQL = """
+SELECT a.name, n.name, sa.student_id, sn.late_submission_penalty
+FROM submitted_notebook sn
+JOIN submitted_assignment sa ON sn.assignment_id = sa.id
+JOIN notebook n ON sn.notebook_id = n.id
+JOIN assignment a ON sa.assignment_id = a.id
+"""
+
+
+def penalties(db_url: str) -> Penalties:
+    """The late penalties of the gradebook at ``db_url`` (nbgrader's tables, read only)."""
+    import sqlalchemy
+
+    engine = _engine(db_url)
+    found = Penalties()
+    with engine.connect() as db:
+        for assignment, notebook, student, penalty in db.execute(sqlalchemy.text(_PENALTIES_SQL)):
+            found.notebooks[(assignment, notebook)] = (
+                found.notebooks.get((assignment, notebook), 0) + 1
+            )
+            if penalty:
+                key = (assignment, notebook, student)
+                found.each[key] = found.each.get(key, 0.0) + float(penalty)
+        for (assignment,) in db.execute(
+            sqlalchemy.text(
+                "SELECT a.name FROM submitted_assignment sa JOIN assignment a "
+                "ON sa.assignment_id = a.id"
+            )
+        ):
+            found.assignments[assignment] = found.assignments.get(assignment, 0) + 1
+    return found
+
+
+@functools.lru_cache(maxsize=4)
+def _engine(db_url: str):
+    import sqlalchemy
+
+    return sqlalchemy.create_engine(db_url)
+
+
+def _less(row: dict, key: str, penalty: float) -> None:
+    """``row[key]`` after ``penalty`` (never below 0), with what it was and the penalty."""
+    if not isinstance(row, dict) or not isinstance(row.get(key), (int, float)):
+        return
+    before = float(row[key])
+    row["pe_score_before_penalty"] = before
+    row["pe_late_penalty"] = penalty
+    row[key] = max(before - penalty, 0.0) if penalty else before
+
+
+def _rows(data) -> list:
+    return data if isinstance(data, list) else [data]
+
+
+# the API answers that carry a learner's score: what each row is keyed by
+_API = re.compile(
+    r"/formgrader/api/(?:"
+    r"(?P<students>students)|student/(?P<student>[^/]+)"
+    r"|student_submissions/(?P<s_student>[^/]+)"
+    r"|student_notebook_submissions/(?P<sn_student>[^/]+)/(?P<sn_assignment>[^/]+)"
+    r"|submitted_notebooks/(?P<nb_assignment>[^/]+)/(?P<nb_notebook>[^/]+)"
+    r"|submissions/(?P<subs_assignment>[^/]+)|submission/(?P<sub_assignment>[^/]+)/[^/]+"
+    r"|(?P<assignments>assignments)|assignment/(?P<assignment>[^/]+)"
+    r"|notebooks/(?P<notebooks>[^/]+)"
+    r")/?$"
+)
+
+
+def rewrite_scores(path: str, data, pen: Penalties):
+    """An API answer of nbgrader (``data``, parsed) with its scores after the penalty."""
+    from urllib.parse import unquote
+
+    found = _API.search(path)
+    if not found:
+        return data
+    g = {k: unquote(v) if v else v for k, v in found.groupdict().items()}
+    for row in _rows(data):
+        if not isinstance(row, dict):
+            continue
+        if g["students"] or g["student"]:
+            _less(row, "score", pen.of(student=row.get("id")))
+        elif g["s_student"]:
+            _less(row, "score", pen.of(row.get("name"), student=g["s_student"]))
+        elif g["sn_student"]:
+            _less(row, "score", pen.of(g["sn_assignment"], row.get("name"), g["sn_student"]))
+        elif g["nb_assignment"]:
+            _less(row, "score", pen.of(g["nb_assignment"], g["nb_notebook"], row.get("student")))
+        elif g["subs_assignment"] or g["sub_assignment"]:
+            assignment = g["subs_assignment"] or g["sub_assignment"]
+            _less(row, "score", pen.of(assignment, student=row.get("student")))
+        elif g["assignments"] or g["assignment"]:
+            name = row.get("name")
+            count = pen.assignments.get(name, 0)
+            _less(row, "average_score", pen.of(name) / count if count else 0.0)
+        elif g["notebooks"]:
+            count = pen.notebooks.get((g["notebooks"], row.get("name")), 0)
+            share = pen.of(g["notebooks"], row.get("name")) / count if count else 0.0
+            _less(row, "average_score", share)
+    return data
+
+
+# nbgrader's score columns on its list pages, and what they say of the penalty
+_COLUMNS = re.compile(r'<th class="text-center">(Overall Score|Avg\. Score|Score)</th>')
+
+
+def label_scores(page: str, lang: str) -> str:
+    """A list page of nbgrader with its score column labelled "after the late penalty" and
+    a line above its table saying which scores are after it (unchanged if it has none)."""
+    from helpers.i18n import tr
+
+    def column(found: re.Match) -> str:
+        text = {
+            "Overall Score": tr("Overall score after the late penalty", lang=lang),
+            "Avg. Score": tr("Average score after the late penalty", lang=lang),
+            "Score": tr("Score after the late penalty", lang=lang),
+        }[found.group(1)]
+        return f'<th class="text-center pe-after-penalty">{text}</th>'
+
+    labelled, count = _COLUMNS.subn(column, page)
+    if not count:
+        return page
+    note = tr(
+        "Scores after the late penalty: nbgrader's score minus the submission's late "
+        "penalty. Code, written and task scores are before it; a submission's page shows "
+        "both.",
+        lang=lang,
+    )
+    return labelled.replace("<table", f'<p class="pe-late-note">{note}</p>\n<table', 1)
+
+
+def _after_penalty(path: str, headers, chunk: bytes, settings: dict) -> bytes:
+    """A Formgrader answer with its learners' scores after the late penalty (see above)."""
+    import json
+
+    kind = str(headers.get("Content-Type", ""))
+    try:
+        if "/formgrader/api/" in path:
+            db_url = settings.get("nbgrader_db_url")
+            if not db_url or not _API.search(path):
+                return chunk
+            data = rewrite_scores(path, json.loads(chunk), penalties(db_url))
+            chunk = json.dumps(data).encode("utf-8")
+        elif kind.startswith("text/html"):
+            page = chunk.decode("utf-8")
+            labelled = label_scores(page, teacher_language())
+            if labelled == page:
+                return chunk
+            chunk = labelled.encode("utf-8")
+        else:
+            return chunk
+    except Exception:  # an answer it cannot read is sent as nbgrader made it
+        logging.getLogger(__name__).exception("pe-course: scores left before the penalty")
+        return chunk
+    headers["Content-Length"] = str(len(chunk))
+    headers.pop("Etag", None)
+    return chunk
 
 
 def _jupyter_server_extension_points():
@@ -225,9 +429,10 @@ class _SayOnce(logging.Filter):
 
 
 def _load_jupyter_server_extension(serverapp) -> None:
-    """The course's guard on the teacher's Jupyter server: the Formgrader's CSP header (and
-    a missing exchange said once in its log)."""
-    serverapp.web_app.transforms.insert(0, _transform_class())
+    """The course's guard on the teacher's Jupyter server: the Formgrader's CSP header, its
+    scores after the late penalty (``_after_penalty``), and a missing exchange said once in
+    its log."""
+    serverapp.web_app.transforms.insert(0, _transform_class(serverapp.web_app.settings))
     serverapp.log.addFilter(_SayOnce())
     serverapp.log.info("pe-course: Content-Security-Policy on the Formgrader's pages")
 
@@ -320,7 +525,8 @@ def _preprocessors():
 
     class LateScore(Preprocessor):
         """The submission's score before and after its late penalty, from the gradebook
-        (``resources["pe_score"]``): the Formgrader's page says both, with labels."""
+        (``resources["pe_score"]``): the Formgrader's page says both, with labels in the
+        teacher's language (``teacher_language``)."""
 
         course_root = Unicode("", help="the course folder (its gradebook.db)").tag(config=True)
         db_url = Unicode("", help="the gradebook (default: the course's gradebook.db)").tag(
@@ -343,7 +549,17 @@ def _preprocessors():
                     penalty = float(sub.late_submission_penalty or 0.0)
             except (MissingEntry, OSError, ValueError):
                 return nb, resources
+            from helpers.i18n import tr
+
+            lang = teacher_language()
             resources["pe_score"] = {
+                "labels": {
+                    "after": tr("Score after the late penalty", lang=lang),
+                    "before": tr("before the penalty", lang=lang),
+                    "penalty": tr("late penalty", lang=lang),
+                    "score": tr("Score", lang=lang),
+                    "on_time": tr("on time: no late penalty", lang=lang),
+                },
                 "score": f"{score:g}",
                 "max": f"{top:g}",
                 "penalty": f"{penalty:g}" if penalty > 0 else "",
@@ -356,7 +572,15 @@ def _preprocessors():
     return SafeCells, GradingGuide, LateScore
 
 
-SafeCells, GradingGuide, LateScore = _preprocessors()
+def __getattr__(name: str):
+    """``SafeCells``, ``GradingGuide``, ``LateScore``: made on first use (they subclass
+    nbconvert's ``Preprocessor``: importing nbconvert costs a second that the commands which
+    only link to these pages need not pay)."""
+    if name in ("SafeCells", "GradingGuide", "LateScore"):
+        made = dict(zip(("SafeCells", "GradingGuide", "LateScore"), _preprocessors(), strict=True))
+        globals().update(made)
+        return made[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def no_script_meta(_: str = "") -> str:

@@ -43,6 +43,8 @@ __all__ = [
 
 # Limits of the process that computes the reference's answers for stand-ins.
 MEMORY_LIMIT = 1024**3
+# The reference's process (``main``), as ``channel.Worker`` and ``channel.SPARES`` start it.
+REFERENCE_ARGV = (sys.executable, "-I", "-m", "helpers.teacher.standins")
 
 
 def _mentions(node: ast.AST) -> set[str]:
@@ -249,15 +251,10 @@ class ReferenceProcess:
         return time.monotonic() - started
 
     def _start(self) -> None:
-        from helpers.teacher.channel import Worker, WorkerDied, WorkerTimeout
+        from helpers.teacher.channel import SPARES, WorkerDied, WorkerTimeout
 
         try:
-            self.channel = Worker(
-                self.workdir,
-                self.cpu,
-                argv=[sys.executable, "-I", "-m", "helpers.teacher.standins"],
-                memory=MEMORY_LIMIT,
-            )
+            self.channel = SPARES.take(self.workdir, self.cpu, REFERENCE_ARGV, MEMORY_LIMIT)
         except (WorkerDied, WorkerTimeout, OSError):
             self.channel = None
 
@@ -315,9 +312,10 @@ def main() -> None:  # pragma: no cover - run as a process (tests/test_grader_st
         wout.write(json.dumps(obj).encode("utf-8") + b"\n")
         wout.flush()
 
+    from helpers.teacher import reference as ref  # before ``ready``: a spare has it loaded
+
     send({"ready": True})
     _set_limits(json.loads(rin.readline()))
-    from helpers.teacher import reference as ref
 
     for line in rin:
         request = json.loads(line)

@@ -83,7 +83,7 @@ __all__ = [
 ]
 
 
-SLIDER_WIDTH = "330px"  # description 80 px + track (about 240 px); the value box beside it
+SLIDER_WIDTH = "330px"  # a slider with a short label (see slider_widths); its number box beside it
 DESCRIPTION_WIDTH = "80px"
 BOX_WIDTH = "92px"
 # The smallest text of a figure, in points: a figure is shown at 72 CSS pixels per inch, so
@@ -189,6 +189,10 @@ class Explorer:
         self.message = widgets.HTML()
         self.typed_note = widgets.HTML(_note_html(""))
         self.typed_note.add_class("pe-note")
+        # hidden while the kernel that drew the figure is there; JupyterLab's widget manager
+        # marks every view "jupyter-widgets-disconnected" when that kernel restarts
+        self.stale_note = widgets.HTML(_stale_html())
+        self.stale_note.add_class("pe-stale")
         self.boxes = {
             control: ValueBox(control.description or name, control, self._noted)
             for name, control in self.controls.items()
@@ -443,7 +447,7 @@ class Explorer:
         if self.boxes:
             parts.append(self.typed_note)
         return widgets.VBox(
-            [*parts, self.image, self.message],
+            [*parts, self.stale_note, self.image, self.message],
             layout=widgets.Layout(width="100%", overflow="hidden"),
         )
 
@@ -459,6 +463,25 @@ def _note_html(said: str) -> str:
     )
     shown = f'<span style="color:#a33">{_html(said)}</span><br>' if said else ""
     return f'{shown}<span style="color:#555;font-size:90%">{_html(hint)}</span>'
+
+
+# The note of an explorer whose kernel is gone: shown only under the class the widget
+# manager gives a view whose comm is dead (the style travels with the note itself).
+STALE_STYLE = (
+    "<style>.pe-stale:not(.jupyter-widgets-disconnected),.pe-stale-text{display:none}"
+    ".jupyter-widgets-disconnected .pe-stale-text,"
+    ".jupyter-widgets-disconnected.pe-stale .pe-stale-text"
+    "{display:block;color:#a33;font-weight:bold;padding:4px 0}</style>"
+)
+
+
+def _stale_html() -> str:
+    """The note an explorer shows once the kernel that drew it has restarted."""
+    said = tr(
+        "The kernel that drew this figure has restarted: the sliders no longer redraw it. "
+        "Run the first cell (helpers.start) again, then this cell."
+    )
+    return f'{STALE_STYLE}<div class="pe-stale-text">{_html(said)}</div>'
 
 
 def _plain(value: float) -> str:
@@ -634,6 +657,19 @@ def _chunk(kind: bytes, data: bytes) -> bytes:
     )
 
 
+def slider_widths(description: str) -> tuple[str, str]:
+    """``(slider width, description width)`` for a slider labelled ``description``: 80 px
+    for the label and 250 px for the track, the label wider when its text needs it
+    (JupyterLab's 13 px interface font: about 7.5 px a Latin letter, 13 px a Hangul
+    syllable), so that no label is cut to "evaluatio..." (``tests/test_browser.py`` reads
+    every label's width in the page)."""
+    import unicodedata
+
+    text = sum(13.0 if unicodedata.east_asian_width(c) in "WF" else 7.5 for c in description)
+    label = max(80, int(text + 12.99))
+    return f"{label + 250}px", f"{label}px"
+
+
 def int_slider(description: str, value: int, lo: int, hi: int, step: int = 1) -> widgets.IntSlider:
     """An integer slider that updates the figure while it is dragged.
 
@@ -644,6 +680,7 @@ def int_slider(description: str, value: int, lo: int, hi: int, step: int = 1) ->
     """
     import ipywidgets as widgets
 
+    width, label = slider_widths(description)
     return widgets.IntSlider(
         value=value,
         min=lo,
@@ -652,8 +689,8 @@ def int_slider(description: str, value: int, lo: int, hi: int, step: int = 1) ->
         description=description,
         readout=False,
         continuous_update=True,
-        layout=widgets.Layout(width=SLIDER_WIDTH, flex="0 0 auto"),
-        style={"description_width": DESCRIPTION_WIDTH},
+        layout=widgets.Layout(width=width, flex="0 0 auto"),
+        style={"description_width": label},
     )
 
 
@@ -677,6 +714,7 @@ def log_slider(description: str, value: float, lo: float, hi: float) -> widgets.
     """
     import ipywidgets as widgets
 
+    width, label = slider_widths(description)
     return widgets.FloatLogSlider(
         value=value,
         base=10,
@@ -686,8 +724,8 @@ def log_slider(description: str, value: float, lo: float, hi: float) -> widgets.
         readout=False,
         description=description,
         continuous_update=True,
-        layout=widgets.Layout(width=SLIDER_WIDTH, flex="0 0 auto"),
-        style={"description_width": DESCRIPTION_WIDTH},
+        layout=widgets.Layout(width=width, flex="0 0 auto"),
+        style={"description_width": label},
     )
 
 

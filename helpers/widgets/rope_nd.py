@@ -56,7 +56,9 @@ def angle_slider(description: str, value: float) -> widgets.FloatSlider:
     """An angle in radians, 0 .. pi, updating the figure while it is dragged."""
     import ipywidgets as widgets
 
-    from helpers.widgets.base import DESCRIPTION_WIDTH, SLIDER_WIDTH
+    from helpers.widgets.base import slider_widths
+
+    width, label = slider_widths(description)
 
     return widgets.FloatSlider(
         value=value,
@@ -66,8 +68,8 @@ def angle_slider(description: str, value: float) -> widgets.FloatSlider:
         description=description,
         readout=False,  # the explorer's number box beside it shows and takes the value
         continuous_update=True,
-        layout=widgets.Layout(width=SLIDER_WIDTH, flex="0 0 auto"),
-        style={"description_width": DESCRIPTION_WIDTH},
+        layout=widgets.Layout(width=width, flex="0 0 auto"),
+        style={"description_width": label},
     )
 
 

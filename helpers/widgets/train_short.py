@@ -4,8 +4,11 @@
 experiment measured (``helpers.train.run_experiment``): each model's excess over the best loss
 at every position up to the evaluation length, smoothed over 8 positions, with the learner's
 ``breaking_point`` marked on each. Sliders and boxes: the evaluation length (32 to 256), the
-schemes shown, T5's ``max_distance`` (32 or 128). Nothing trains in a move: the curves are
-the trained models' own, computed once.
+schemes shown, T5's ``max_distance`` (32 or 128) and, given the RoPE model's YaRN reads
+(``yarn``, from ``helpers.train.longer_rope``), YaRN's ``beta_fast`` (0.25 to 64, powers of
+2; beta_slow 1): the line ``rope+YaRN`` is the RoPE model read with YaRN at the smallest of
+2x, 4x, 8x that covers the length. Nothing trains in a move: the curves are the trained
+models' own, computed once.
 """
 
 from __future__ import annotations
@@ -16,7 +19,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from helpers.i18n import tr
-from helpers.widgets.base import Explorer, checkbox, int_slider, interactive, learner, subtitle
+from helpers.widgets.base import (
+    FONT,
+    Explorer,
+    checkbox,
+    int_slider,
+    interactive,
+    learner,
+    subtitle,
+)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -28,12 +39,48 @@ COLORS = dict(
     zip(SCHEMES, ("tab:gray", "tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple"))
 )
 TRAIN_LEN, LONGEST, SMOOTH = 32, 256, 8
+YARN, YARN_COLOR = "rope+YaRN", "tab:olive"
+YARN_FACTORS = (2, 4, 8)
+
+
+def yarn_factor(length: int) -> int:
+    """The smallest YaRN factor whose reads cover ``length`` positions."""
+    return next(k for k in YARN_FACTORS if k * TRAIN_LEN >= length)
+
+
+def beta_slider(value: float):
+    """beta_fast on a log scale of base 2, 2**-2 .. 2**6, in steps of one power of 2."""
+    import ipywidgets as widgets
+
+    from helpers.widgets.base import slider_widths
+
+    width, label = slider_widths("beta_fast")
+
+    return widgets.FloatLogSlider(
+        value=value,
+        base=2,
+        min=-2,
+        max=6,
+        step=1,
+        readout=False,
+        description="beta_fast",
+        continuous_update=True,
+        layout=widgets.Layout(width=width, flex="0 0 auto"),
+        style={"description_width": label},
+    )
 
 
 class TrainShortExplorer(Explorer):
     """Excess over the best loss per position, one line per scheme shown."""
 
-    def __init__(self, results: dict, breaking_point: Callable, length: int = LONGEST):
+    def __init__(
+        self,
+        results: dict,
+        breaking_point: Callable,
+        length: int = LONGEST,
+        yarn: dict | None = None,
+        beta_fast: float = 32.0,
+    ):
         best = np.asarray(results["best"], dtype=np.float64)
         kernel = np.ones(SMOOTH) / SMOOTH
         self.excess = {
@@ -44,12 +91,25 @@ class TrainShortExplorer(Explorer):
             name: np.convolve(ex, kernel, mode="same") for name, ex in self.excess.items()
         }
         self.breaking_point = learner("breaking_point", breaking_point)
+        # YaRN reads by (beta_fast, factor): the excess at each position, raw and smoothed
+        self.yarn = {
+            key: np.asarray(read["curve"], dtype=np.float64) - best[: len(read["curve"])]
+            for key, read in (yarn or {}).items()
+        }
+        self.yarn_smooth = {
+            key: np.convolve(ex, kernel, mode="same") for key, ex in self.yarn.items()
+        }
+        self.betas = sorted({b for b, _ in self.yarn})
         controls = {
             "length": int_slider(tr("evaluation length"), length, TRAIN_LEN, LONGEST, TRAIN_LEN),
             "t5_md128": checkbox(tr("T5 max_distance 128"), False),
         }
+        if self.betas:
+            controls["beta_fast"] = beta_slider(beta_fast)
         for name in SCHEMES:
             controls[name] = checkbox(name, True)
+        if self.betas:
+            controls["yarn"] = checkbox(YARN, True)
         super().__init__(controls, figsize=(9, 4.2), title=tr("Train short, test long"))
 
     def draw(self, fig: Figure) -> None:
@@ -59,18 +119,29 @@ class TrainShortExplorer(Explorer):
         for name in SCHEMES:
             (self.lines[name],) = self.ax.plot([], [], color=COLORS[name], lw=1.8, label=name)
             (self.marks[name],) = self.ax.plot([], [], "v", color=COLORS[name], ms=8)
+        if self.betas:
+            (self.lines[YARN],) = self.ax.plot([], [], color=YARN_COLOR, lw=1.8, label=YARN)
+            (self.marks[YARN],) = self.ax.plot([], [], "v", color=YARN_COLOR, ms=8)
         self.ax.axvline(TRAIN_LEN, color="grey", ls=":", lw=1)
         self.ax.axhline(0.1, color="grey", ls="--", lw=0.8)
         self.ax.set_xlim(0, LONGEST)
-        top = max(float(np.nanmax(s)) for s in self.smooth.values())
+        top = max(float(np.nanmax(s)) for s in [*self.smooth.values(), *self.yarn_smooth.values()])
         self.ax.set_ylim(-0.1, max(0.5, 1.1 * top))
         self.ax.set_xlabel(tr("position"))
         self.ax.set_ylabel(tr("excess over the best loss (nats)"))
         self.ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=10, frameon=False)
         self.text = subtitle(self.ax)
-        self.animate([*self.lines.values(), *self.marks.values(), self.text])
+        # the YaRN read's summary, under the legend (the subtitle has no room for it)
+        self.yarn_text = fig.text(0.8, 0.14, "", fontsize=FONT, va="bottom", ha="left")
+        self.animate([*self.lines.values(), *self.marks.values(), self.text, self.yarn_text])
 
-    def update(self, length: int, t5_md128: bool, **shown: bool) -> None:
+    def nearest_beta(self, value: float) -> float:
+        """The precomputed beta_fast nearest to ``value`` on a log scale."""
+        return min(self.betas, key=lambda b: abs(np.log2(b) - np.log2(float(value))))
+
+    def update(
+        self, length: int, t5_md128: bool, beta_fast: float = 32.0, yarn: bool = False, **shown
+    ) -> None:
         length = int(length)
         parts = []
         for name in SCHEMES:
@@ -85,13 +156,39 @@ class TrainShortExplorer(Explorer):
                 p = self.breaking_point(self.excess[key][:length], TRAIN_LEN)
                 mark.set_data([] if p is None else [p], [] if p is None else [0.1])
             parts.append(f"{key} {float(self.excess[key][:length].mean()):+.2f}")
+        if self.betas:
+            self.yarn_text.set_text(self._yarn(length, beta_fast, yarn))
         self.text.set_text(tr("mean excess to {length}: ", length=length) + ", ".join(parts))
+
+    def _yarn(self, length: int, beta_fast: float, shown: bool) -> str:
+        """Draw the RoPE model's YaRN read for this length and beta_fast; its summary."""
+        line, mark = self.lines[YARN], self.marks[YARN]
+        k, b = yarn_factor(length), self.nearest_beta(beta_fast)
+        if not shown or (b, k) not in self.yarn:
+            line.set_data([], [])
+            mark.set_data([], [])
+            return ""
+        ex = self.yarn[(b, k)][:length]
+        line.set_data(np.arange(length), self.yarn_smooth[(b, k)][:length])
+        with self.panel(mark):
+            p = self.breaking_point(ex, TRAIN_LEN)
+            mark.set_data([] if p is None else [p], [] if p is None else [0.1])
+        said = tr("{name} at {k}x,\nbeta_fast {beta}:", name=YARN, k=k, beta=f"{b:g}")
+        return said + f"\n{float(ex.mean()):+.2f}"
 
 
 def train_short_explorer(
-    *, results: dict, breaking_point: Callable, length: int = LONGEST
+    *,
+    results: dict,
+    breaking_point: Callable,
+    length: int = LONGEST,
+    yarn: dict | None = None,
+    beta_fast: float = 32.0,
 ) -> TrainShortExplorer | None:
-    """The explorer of 13_train_short on the experiment's curves; ``None`` under nbgrader."""
+    """The explorer of 13_train_short on the experiment's curves (and, given ``yarn``, the
+    RoPE model's YaRN reads by (beta_fast, factor)); ``None`` under nbgrader."""
     if not interactive():
         return None
-    return TrainShortExplorer(results, breaking_point, length=length)
+    return TrainShortExplorer(
+        results, breaking_point, length=length, yarn=yarn, beta_fast=beta_fast
+    )

@@ -25,3 +25,7 @@ Every step works on a course directory (the repository, or any folder with the s
 ``nbgrader_config.py``, ``source/`` and ``notebooks/``) and, for the steps that move files
 between teacher and learners, an exchange folder (``--exchange`` or ``PE_COURSE_EXCHANGE``).
 """
+
+from helpers.teacher import quicker_imports
+
+quicker_imports()  # every process that grades or registers imports this package first

@@ -109,6 +109,7 @@ def run_command(args) -> int:
                 db=args.db,
                 scheduler=args.scheduler,
                 unreleased=args.unreleased,
+                started=getattr(args, "started", None),
             )
             print(report.summary())
         elif args.command == "report":

@@ -8,6 +8,7 @@ exchange folder (``--exchange`` or ``PE_COURSE_EXCHANGE``). ``nbgrader`` runs on
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -61,8 +62,19 @@ def is_sqlite(url: str) -> bool:
 
 
 def course_id(course: Path) -> str:
-    """The ``CourseDirectory.course_id`` of the course's ``nbgrader_config.py``."""
-    return str(load_config(course).CourseDirectory.course_id)
+    """The ``CourseDirectory.course_id`` of the course's ``nbgrader_config.py`` (read again
+    when the file changes)."""
+    config = Path(course) / "nbgrader_config.py"
+    try:
+        stamp = config.stat().st_mtime_ns
+    except OSError:
+        stamp = None
+    return _course_id(str(course), stamp)
+
+
+@functools.lru_cache(maxsize=64)
+def _course_id(course: str, _stamp: int | None) -> str:
+    return str(load_config(Path(course)).CourseDirectory.course_id)
 
 
 def assignment_ids(course: Path, ids: Iterable[str] | None = None) -> list[str]:

@@ -2,8 +2,8 @@
 
 ``autograde`` runs ``jobs`` worker processes (default: the number of cores). Each worker
 loads nbgrader once and grades one (learner, assignment) at a time through nbgrader's own
-``NbGraderAPI.autograde``, in which the learner's kernel runs in the grading sandbox
-(``helpers.teacher.sandbox``). All workers write to the one sqlite ``gradebook.db``: its writes
+``Autograde`` converter, as ``NbGraderAPI.autograde`` runs it, in which the learner's code
+runs in the grading sandbox (``helpers.teacher.sandbox``). All workers write to the one sqlite ``gradebook.db``: its writes
 are short transactions, sqlite's busy timeout is raised to two minutes through the database
 URL, and a grading that still meets ``database is locked`` is retried. A learner's failure (a
 corrupt notebook, a renamed file, a dead worker) is isolated: that notebook scores zero, the
@@ -143,13 +143,53 @@ def _worker_init(
     venv_on_path()
     _lighter_nbgrader()
     os.chdir(course)
-    from nbgrader.apps import NbGraderAPI
+    _prepare_spares()  # they start while nbgrader is set up and reads the first notebook
     from nbgrader.coursedir import CourseDirectory
 
     cfg = load_config(Path(course))
     cfg.CourseDirectory.db_url = url
-    _API = NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg)
+    _API = _Autograder(CourseDirectory(config=cfg), cfg)
     _API_KEY = (course, url)
+
+
+class _Autograder:
+    """``NbGraderAPI.autograde``, without the rest of ``NbGraderAPI``: the same ``Autograde``
+    converter, configured and logged alike (its log at INFO, captured by nbgrader's
+    ``capture_log``), without importing nbgrader's applications, exchange and authenticator,
+    which grading never uses (a third of a grading process's start)."""
+
+    def __init__(self, coursedir, config) -> None:
+        import logging
+
+        from traitlets.config import LoggingConfigurable
+
+        self.coursedir = coursedir
+        self.parent = LoggingConfigurable(config=config)
+        self.parent.log.setLevel(logging.INFO)  # NbGraderAPI.log_level's default
+
+    def autograde(self, assignment_id, student_id, force=True, create=True) -> dict:
+        from nbgrader.converters import Autograde
+        from nbgrader.utils import capture_log, temp_attrs
+
+        with temp_attrs(self.coursedir, assignment_id=assignment_id, student_id=student_id):
+            app = Autograde(coursedir=self.coursedir, parent=self.parent)
+            app.force = force
+            app.create_student = create
+            return capture_log(app)
+
+
+def _prepare_spares() -> None:
+    """From now on this process keeps a sandboxed worker and a reference's process started
+    ahead of the next notebook (``channel.Spares``): each notebook still gets fresh ones,
+    without waiting for their start. They end with this process."""
+    from multiprocessing import util
+
+    from helpers.teacher.channel import SPARES
+    from helpers.teacher.standins import REFERENCE_ARGV
+
+    SPARES.prepare()
+    SPARES.prepare(REFERENCE_ARGV)
+    util.Finalize(SPARES, SPARES.stop, exitpriority=10)  # a pool's worker skips atexit
 
 
 def _last_error(text: str) -> str:
@@ -176,9 +216,14 @@ TRANSIENT = (
 )
 
 
-def _worker_grade(student: str, assignment: str) -> dict:
-    """Autograde one learner's assignment in this worker; retry when the database is busy."""
+def _worker_grade(student: str, assignment: str, last: bool = False) -> dict:
+    """Autograde one learner's assignment in this worker; retry when the database is busy.
+    ``last``: no task comes after this one (no process is started ahead for another)."""
     start = time.perf_counter()
+    if last:
+        from helpers.teacher.channel import SPARES
+
+        SPARES.last()
     result: dict = {}
     attempt = 0
     for attempt in range(1, RETRIES + 1):
@@ -390,6 +435,7 @@ def autograde(
     db: str | None = None,
     scheduler: str | None = None,
     unreleased: bool = True,
+    started: float | None = None,
 ) -> ClassReport:
     """Autograde every learner's submissions, ``jobs`` at a time; never stops on one learner.
 
@@ -413,9 +459,15 @@ def autograde(
     The extensions file and the due dates of the configuration are read, and a mistake in
     them is an error. The gradebook and the autograded notebooks a regrade replaces are
     copied to ``backups/<time> autograde/`` first.
+
+    The report's time runs from ``started`` (a ``time.perf_counter()``: the command line
+    passes its own start, so the summary's time is the command's), else from this call.
     """
+    start = time.perf_counter() if started is None else started
     from helpers.teacher import seeds
 
+    if not scheduler:
+        warm.start()  # the workers' server loads nbgrader while this process checks, registers
     course = course_root(course)
     url = db_url(course, db)
     jobs = (os.cpu_count() or 1) if jobs is None else jobs
@@ -431,11 +483,8 @@ def autograde(
                 f"{sandbox.ENV_POLICY}=require but the grading sandbox cannot run: {note}"
             )
         print(sandbox.warning_text(note), file=stream, flush=True)
-    start = time.perf_counter()
     tasks = _submissions(course, ids, students)
     backup = backup_before_regrade(course, db, tasks)
-    if not scheduler:
-        warm.start()  # the workers' server loads nbgrader while this process registers
     register(course, ids, db)
     wal(course, db)
     key, cid = seeds.secret(course), course_id(course)  # the secret exists before any worker
@@ -657,7 +706,10 @@ def _run_pool(
                 while queue and not broken and len(running) < slots:
                     task = queue.pop(0)
                     try:
-                        running[pool.submit(_worker_grade, task.student, task.assignment)] = task
+                        future = pool.submit(
+                            _worker_grade, task.student, task.assignment, not queue
+                        )
+                        running[future] = task
                     except cf.process.BrokenProcessPool:
                         broken = True
                         queue.insert(0, task)

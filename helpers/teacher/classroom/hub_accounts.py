@@ -257,7 +257,7 @@ def clone_environment(hub: Hub, dest: Path, keep_course: bool) -> Path:
             site / "helpers",
             ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
         )
-    for sub in ("share/jupyter", "etc/jupyter"):
+    for sub in ("share/jupyter", "etc/jupyter", "etc/ipython"):
         if (prefix / sub).is_dir():
             shutil.copytree(prefix / sub, dest / sub, dirs_exist_ok=True)
     _lab_overrides(dest)

@@ -1,9 +1,10 @@
 """Grading workers that start warm: forked from a server that loaded everything once.
 
 ``context()`` is the ``multiprocessing`` context of the local grading pool: a forkserver
-whose process imports this module first, so nbgrader (its apps, preprocessors and
-gradebook models), the course's nbgrader plugins, the checks and the reference, and the
-grading sandbox's probe (``sandbox.reason_unavailable``) are loaded once, in the server;
+whose process imports this module first, so nbgrader (its autograde converter,
+preprocessors and gradebook models), the course's nbgrader plugins, the checks and the
+reference, and the grading sandbox's probe (``sandbox.reason_unavailable``) are loaded
+once, in the server;
 every worker is a fork of it and starts with all of that already done. The server lives as
 long as the process that grades (every pool of the run, a pool that replaces one whose
 worker died, every later ``autograde`` of the same process use it) and ends with it.
@@ -26,7 +27,8 @@ def _load() -> None:
 
     venv_on_path()
     import jsonschema  # noqa: F401
-    import nbgrader.apps
+    import nbgrader.converters
+    import nbgrader.coursedir
     import nbgrader.preprocessors  # noqa: F401
     import sqlalchemy.dialects.sqlite  # noqa: F401
 
