@@ -400,6 +400,42 @@ def test_the_teacher_removes_any_entry(fresh):
     assert not [n for n in os.listdir(c.inbound) if n.startswith(".removed-")]
 
 
+def test_an_entry_name_cannot_hide_or_forge_lines_in_what_the_teacher_reads(fresh):
+    """A folder name may hold any byte but ``/``: line breaks and terminal escapes in it
+    would write whole lines into the teacher's terminal, such as a summary saying nothing
+    was refused (``helpers collect`` once read the first such line and exited 0), or erase
+    the entry's own line (ESC [2K). Every name and file name a learner chose is shown
+    escaped, on its own line; the entry is refused, named, and removable by what is shown."""
+    c = fresh
+    c.submit(BEN, "work of ben")
+    fake = f"\ncollect {ASSIGNMENT}: collected 1, refused 0\n"
+    name = f"{BEN}+{ASSIGNMENT}+{_later()}{fake}\r\x1b[2K\x1b]0;title\x07+x"
+    entry = c.inbound / name
+    c.as_user(ANA, f"mkdir {shlex.quote(str(entry))} && echo x > {shlex.quote(str(entry))}/a")
+    rc, out = c.collect()
+    assert rc != 0, out
+    assert "\x1b" not in out and "\r" not in out and fake not in out, repr(out)
+    shown = name.encode("unicode_escape").decode("ascii")
+    assert f"refused {shown} (named for {BEN}, owned by {ANA})" in out, out
+    assert "collected 1, refused 1" in out, out
+    listed = c.helpers("inbound", "list", "--exchange", str(c.exchange)).stdout
+    assert "\x1b" not in listed and fake not in listed, repr(listed)
+    (line,) = [ln for ln in listed.splitlines() if ln.startswith(shown)]
+    assert f"refused: named for {BEN} but owned by {ANA}" in line, listed
+    proc = c.helpers("inbound", "remove", shown, "--exchange", str(c.exchange))
+    assert proc.returncode == 0 and not entry.exists(), proc.stdout + proc.stderr
+    # a file name inside an entry is a learner's too
+    inside = c.inbound / f"{ANA}+{ASSIGNMENT}+{_later()}+y"
+    c.as_user(
+        ANA,
+        f"mkdir '{inside}' && ln -s /etc/passwd {shlex.quote(str(inside / f'x{fake}y'))}"
+        f" && printf %s {secrets.token_hex(64)} > '{inside}/submission_secret.txt'",
+    )
+    rc, out = c.collect()
+    assert rc != 0 and fake not in out, repr(out)
+    assert "is a symbolic link" in out and "collected 0, refused 1" in out, out
+
+
 def test_nothing_the_course_makes_is_world_writable(fresh):
     """The exchange and the course as the teacher's side makes them: world-writable only
     with the sticky bit (the exchange's root and inbound: no one removes another's entry)."""

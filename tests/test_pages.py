@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -89,6 +90,24 @@ def test_formgrader_policy_allows_only_nbgrader_variable_lines_and_the_template(
     template = (pages.TEMPLATE_DIR / pages.TEMPLATE / "index.html.j2").read_text("utf-8")
     body = re.search(r"<script>(.*?)</script>", template, re.DOTALL).group(1)
     assert pages._sha256(body) in allowed
+
+
+def test_formgrader_policy_allows_every_inline_handler_of_the_templates():
+    """Each ``on...="..."`` attribute of nbgrader's Formgrader templates and of the
+    course's formgrade template is allowed by its hash ("Add new assignment..." among
+    them): a handler left out is a button that does nothing."""
+    import nbgrader
+
+    theirs = Path(nbgrader.__file__).resolve().parent / "server_extensions/formgrader/templates"
+    found = set()
+    for folder in (theirs, pages.TEMPLATE_DIR / pages.TEMPLATE):
+        for path in folder.rglob("*"):
+            if path.suffix in (".tpl", ".j2", ".html"):
+                text = path.read_text(encoding="utf-8")
+                found |= set(re.findall(r'\son[a-z]+="([^"]*)"', text, re.IGNORECASE))
+    assert {"createAssignmentModal();", "toggleAllNames()"} <= found, found
+    allowed = set(re.findall(r"'sha256-[^']+'", pages.formgrader_csp("")))
+    assert {h for h in found if pages._sha256(h) not in allowed} == set()
 
 
 def test_safe_cells_keep_nothing_for_an_attribute():

@@ -318,6 +318,47 @@ def test_a_script_reflected_by_a_formgrader_page_is_stopped_by_its_policy(grade_
             browser.close()
 
 
+def test_a_formgrader_page_opened_again_runs_its_own_scripts(grade_ui):
+    """A Formgrader page the browser has seen (opened again, reloaded) is sent whole with
+    its policy: a revalidation answered ``304`` once carried a policy computed from no page,
+    which blocked nbgrader's own inline scripts, and the reloaded list stayed empty. No page
+    breaks its policy, and "Add new assignment..." (an inline handler) opens its dialog."""
+    from playwright.sync_api import sync_playwright
+
+    url, token, _ = grade_ui
+    with sync_playwright() as pw:
+        browser = _browser(pw)
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(60_000)
+            watch = Watch(page)
+            page.goto(f"{url}/?token={token}")
+            page.wait_for_url("**/formgrader**")
+            row = page.locator(f"tr:has(td.name[data-order='{ASSIGNMENT}'])")
+            for visit in ("goto", "goto", "reload", "reload"):
+                if visit == "goto":
+                    page.goto(f"{url}/formgrader/manage_assignments")
+                else:
+                    page.reload()
+                row.locator("td.num-submissions").get_by_text("2").wait_for()
+            page.goto(f"{url}/formgrader/manage_students")
+            page.reload()
+            page.get_by_text("Lovelace, Ada").wait_for()
+            page.goto(f"{url}/formgrader/manage_assignments")
+            page.get_by_role("link", name="Add new assignment...").click()
+            page.locator(".modal-dialog", has_text="Add New Assignment").wait_for()
+            assert watch.violations == [] and watch.ran() == [], watch.console
+            assert not [c for c in watch.console if c.startswith("pageerror")], watch.console
+        finally:
+            browser.close()
+    request = urllib.request.Request(
+        f"{url}/formgrader/manage_assignments?token={token}", headers={"If-None-Match": "*"}
+    )
+    with urllib.request.urlopen(request, timeout=30) as r:
+        assert r.status == 200 and r.headers["Cache-Control"] == "no-store"
+        assert "sha256-" in r.headers["Content-Security-Policy"]
+
+
 def test_grade_ui_says_a_missing_exchange_once(grade_ui):
     """Every Formgrader request probes the exchange; a missing one is said once."""
     from playwright.sync_api import sync_playwright

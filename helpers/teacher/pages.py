@@ -125,8 +125,16 @@ _SCRIPT = re.compile(r"<script\b([^>]*)>(.*?)</script\s*>", re.DOTALL | re.IGNOR
 # nbgrader's inline scripts on its list pages set variables from the URL: allowed only when
 # every statement is ``var name = "plain value";`` (nothing that could end the string).
 _VARS = re.compile(r'\s*(?:var [A-Za-z_]+ = "[A-Za-z0-9_.:+/@ -]*";\s*)+')
-# the inline event handlers of nbgrader's pages ('unsafe-hashes': these exact texts only)
-HANDLERS = ("toggleAllNames()", "toggle_name(true);", "toggle_name(false);")
+# the inline event handlers of nbgrader's pages and the course's formgrade template
+# ('unsafe-hashes': these exact texts only): "Add new assignment...", "Add new student...",
+# "Show All Names" and the eye beside a name
+HANDLERS = (
+    "createAssignmentModal();",
+    "createStudentModal();",
+    "toggleAllNames()",
+    "toggle_name(true);",
+    "toggle_name(false);",
+)
 
 
 def _template_scripts() -> list[str]:
@@ -162,12 +170,22 @@ def _transform_class(settings: dict | None = None):
 
     class FormgraderCSP(OutputTransform):
         """Sets the Content-Security-Policy of every ``/formgrader`` response (the page's
-        own inline scripts by hash; a page sent in parts gets no inline script at all)."""
+        own inline scripts by hash; a page sent in parts gets no inline script at all).
+
+        The policy is computed from the page it is sent with, so a Formgrader page is
+        always sent whole: its ``If-None-Match`` is dropped (Tornado would answer a
+        revalidation with ``304`` and no body, whose policy, computed from nothing,
+        would replace the cached page's in the browser and block nbgrader's own inline
+        scripts: a reloaded page stayed empty) and the page says ``no-store`` (it shows
+        grades and learners' work, nothing a browser should keep on disk)."""
 
         def __init__(self, request):
             super().__init__(request)
             self.formgrader = "/formgrader" in request.path
             self.path = request.path
+            self.page = self.formgrader and "/formgrader/static/" not in request.path
+            if self.page:
+                request.headers.pop("If-None-Match", None)
 
         def transform_first_chunk(self, status_code, headers, chunk, finishing):
             if self.formgrader:
@@ -176,6 +194,8 @@ def _transform_class(settings: dict | None = None):
                 page = chunk.decode("utf-8", "replace") if finishing else ""
                 headers["Content-Security-Policy"] = formgrader_csp(page)
                 headers["X-Content-Type-Options"] = "nosniff"
+            if self.page:
+                headers["Cache-Control"] = "no-store"
             return status_code, headers, chunk
 
     return FormgraderCSP

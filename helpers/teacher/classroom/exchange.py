@@ -92,12 +92,20 @@ class Entry:
     @property
     def row(self) -> dict[str, str]:
         return {
-            "entry": self.name,
-            "named_for": self.student,
+            "entry": shown(self.name),
+            "named_for": shown(self.student),
             "owner": self.owner,
             "time": self.time.strftime(TIMESTAMP_FORMAT) if self.time else "",
-            "verdict": f"refused: {self.refused}" if self.refused else "ok",
+            "verdict": f"refused: {shown(self.refused)}" if self.refused else "ok",
         }
+
+
+def shown(text: str) -> str:
+    """A name a learner chose (an entry's, a file's in it), as the teacher reads it: on one
+    line, with no terminal escape (line breaks, ESC, other control and non-ASCII characters
+    written as Python writes them, ``\\n``, ``\\x1b``), so it can neither forge nor erase a
+    line of what collect and ``inbound list`` say. ``inbound remove`` takes this form."""
+    return text.encode("unicode_escape").decode("ascii")
 
 
 def _owner_name(uid: int) -> str:
@@ -301,10 +309,10 @@ class SafeCollect(ExchangeCollect):
         for e in self.refused:
             self.log.error(
                 "refused %s (named for %s, owned by %s): %s",
-                e.name,
-                e.student or "?",
+                shown(e.name),
+                shown(e.student) or "?",
                 e.owner or "?",
-                e.refused,
+                shown(e.refused),
             )
         self._log_refused()
         summary = SUMMARY.format(
@@ -338,7 +346,10 @@ class SafeCollect(ExchangeCollect):
                 data = _read_nofollow(src / rel, entry.uid)
                 if limit is not None and len(data) > limit:
                     self.log.warning(
-                        "%s/%s is larger than %d kB: left out", entry.name, rel, limit // 1000
+                        "%s/%s is larger than %d kB: left out",
+                        shown(entry.name),
+                        shown(rel),
+                        limit // 1000,
                     )
                     continue
                 total += len(data)
@@ -366,7 +377,9 @@ class SafeCollect(ExchangeCollect):
             if new:
                 writer.writerow(["seen", "assignment", "entry", "named_for", "owner", "reason"])
             for e in self.refused:
-                writer.writerow([now, self._aid, e.name, e.student, e.owner, e.refused])
+                writer.writerow(
+                    [now, self._aid, shown(e.name), shown(e.student), e.owner, shown(e.refused)]
+                )
 
 
 class SafeReleaseFeedback(ExchangeReleaseFeedback):
@@ -439,22 +452,25 @@ def remove_entry(inbound: Path, name: str) -> str:
     to ``.removed-...`` (no collect sees it) until root purges it. What was done."""
     if "/" in name or name in ("", ".", ".."):
         raise ValueError(f"not an entry of {inbound}: {name!r}")
+    if not os.path.lexists(inbound / name):  # named as shown (escaped)
+        name = next((n for n in os.listdir(inbound) if shown(n) == name), name)
     path = inbound / name
     if not os.path.lexists(path):
-        raise ValueError(f"no entry {name} in {inbound}")
+        raise ValueError(f"no entry {shown(name)} in {inbound}")
     st = os.lstat(path)
     if not stat.S_ISDIR(st.st_mode):
         path.unlink()
-        return f"removed {name}"
+        return f"removed {shown(name)}"
     try:
         shutil.rmtree(path)
-        return f"removed {name}"
+        return f"removed {shown(name)}"
     except PermissionError:
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
         aside = inbound / f"{REMOVED_PREFIX}{stamp}-{name.replace('+', '_')}"
         path.rename(aside)
         return (
-            f"moved {name} aside to {aside.name} (its files belong to {_owner_name(st.st_uid)}: "
+            f"moved {shown(name)} aside to {shown(aside.name)} (its files belong to "
+            f"{_owner_name(st.st_uid)}: "
             "no collect sees it; root deletes it with `python -m helpers inbound purge`)"
         )
 
@@ -467,7 +483,7 @@ def purge(inbound: Path) -> list[str]:
             shutil.rmtree(path)
         else:
             path.unlink()
-        gone.append(path.name)
+        gone.append(shown(path.name))
     return gone
 
 
@@ -488,7 +504,8 @@ def collect(
         ["collect", assignment, "--update", *extra], cwd=course, exchange=exchange, check=False
     )
     text = proc.stdout + proc.stderr
-    summary = SUMMARY_LINE.search(text)
+    # the last summary: the one the run ends with (names are shown escaped, on one line)
+    summary = ([None] + list(SUMMARY_LINE.finditer(text)))[-1]
     if summary is None:  # nbgrader failed before collecting (no inbound, a bad config...)
         if proc.returncode != 0:
             raise RuntimeError(
