@@ -46,6 +46,7 @@ XDIST_GROUPS = {
     ("test_exchange_attacks.py", None): "exchange-attacks",  # its accounts and environment
     ("test_pages_security.py", None): "pages-security",  # one graded course, one Formgrader
     ("test_cli.py", None): "cli",  # one `python -m helpers doctor`
+    ("test_train_longer.py", None): "train-longer",  # one tiny RoPE model, trained once
 }
 
 
