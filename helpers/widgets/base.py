@@ -658,16 +658,18 @@ def _chunk(kind: bytes, data: bytes) -> bytes:
 
 
 def slider_widths(description: str) -> tuple[str, str]:
-    """``(slider width, description width)`` for a slider labelled ``description``: 80 px
-    for the label and 250 px for the track, the label wider when its text needs it
+    """``(slider width, description width)`` for a slider labelled ``description``:
+    ``SLIDER_WIDTH`` and ``DESCRIPTION_WIDTH``, the label wider when its text needs it
     (JupyterLab's 13 px interface font: about 7.5 px a Latin letter, 13 px a Hangul
     syllable), so that no label is cut to "evaluatio..." (``tests/test_browser.py`` reads
     every label's width in the page)."""
     import unicodedata
 
+    least = int(DESCRIPTION_WIDTH.removesuffix("px"))
+    track = int(SLIDER_WIDTH.removesuffix("px")) - least
     text = sum(13.0 if unicodedata.east_asian_width(c) in "WF" else 7.5 for c in description)
-    label = max(80, int(text + 12.99))
-    return f"{label + 250}px", f"{label}px"
+    label = max(least, int(text + 12.99))
+    return f"{label + track}px", f"{label}px"
 
 
 def int_slider(description: str, value: int, lo: int, hi: int, step: int = 1) -> widgets.IntSlider:
