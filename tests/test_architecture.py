@@ -31,6 +31,7 @@ LAYERS = [
         "helpers.teacher.worker",
         "helpers.teacher.channel",
         "helpers.teacher.standins",
+        "helpers.teacher.zygote",
     ],
     ["helpers.teacher.isolated", "helpers.grader"],
     [

@@ -7,6 +7,7 @@ as a learner's answer cell through the real isolated grader, in real bubblewrap.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -142,3 +143,105 @@ def test_a_function_that_writes_files_is_graded_in_the_spare_s_own_folder(spares
         report = isolated.check_notebook(source, names=["write_report"], seed=3)
         [result] = report.results
         assert result.passed, result.message
+
+
+# --------------------------------------------------------------------------- the reference's zygote
+
+
+@pytest.fixture
+def zygote_spares():
+    """The spares as a pool's worker prepares them: the reference's processes are forks of
+    a zygote that loaded numpy and the reference once."""
+    channel.SPARES.fork_from_zygote(standins.REFERENCE_ARGV, "helpers.teacher.standins")
+    channel.SPARES.prepare(standins.REFERENCE_ARGV)
+    yield channel.SPARES
+    channel.SPARES.stop()
+
+
+def _ask(worker, name: str, *args) -> dict:
+    from helpers.teacher.codec import encode
+
+    deadline = __import__("time").monotonic() + 30
+    worker.send({"name": name, "args": encode(list(args)), "kwargs": encode({})}, deadline)
+    return worker.receive(deadline)
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def test_each_reference_process_is_a_new_fork_of_the_zygote_holding_only_its_pipes(
+    zygote_spares, tmp_path
+):
+    """Two takes: two processes, both children of the zygote (not cold starts), each with
+    its stdin, stdout and stderr and no other descriptor (not the zygote's socket), with its
+    own limits; killed, one ends and the zygote forks the next."""
+    [zygote] = zygote_spares._zygotes.values()
+    first = zygote_spares.take(str(tmp_path), 30, standins.REFERENCE_ARGV, standins.MEMORY_LIMIT)
+    second = zygote_spares.take(str(tmp_path), 30, standins.REFERENCE_ARGV, standins.MEMORY_LIMIT)
+    try:
+        assert isinstance(first.proc, channel.Forked) and isinstance(second.proc, channel.Forked)
+        assert first.proc.pid != second.proc.pid
+        for worker in (first, second):
+            assert "value" in _ask(worker, "angle_rates", 8, 10000.0)  # its limits are set
+            assert _parent(worker.proc.pid) == zygote.proc.pid
+            assert sorted(os.listdir(f"/proc/{worker.proc.pid}/fd")) == ["0", "1", "2"]
+            limits = Path(f"/proc/{worker.proc.pid}/limits").read_text()
+            assert f"{standins.MEMORY_LIMIT}" in limits  # RLIMIT_AS, set by the child itself
+        first.stop()
+        assert first.proc.poll() == -9  # SIGKILL, as the zygote saw it
+        assert zygote.proc.poll() is None
+        assert "value" in _ask(second, "angle_rates", 8, 10000.0)
+    finally:
+        first.stop()
+        second.stop()
+
+
+def test_a_reference_process_out_of_memory_costs_neither_the_zygote_nor_the_next(
+    zygote_spares, tmp_path
+):
+    """A request far past the memory limit: that process answers MemoryError (its own
+    RLIMIT_AS, counted from the fork); the next take is a fresh fork that answers."""
+    costly = zygote_spares.take(str(tmp_path), 30, standins.REFERENCE_ARGV, standins.MEMORY_LIMIT)
+    try:
+        assert _ask(costly, "angle_rates", 2 * 10**9, 10000.0)["error"]["type"] == "MemoryError"
+    finally:
+        costly.stop()
+    [zygote] = zygote_spares._zygotes.values()
+    assert zygote.proc.poll() is None
+    fresh = zygote_spares.take(str(tmp_path), 30, standins.REFERENCE_ARGV, standins.MEMORY_LIMIT)
+    try:
+        assert isinstance(fresh.proc, channel.Forked)
+        assert "value" in _ask(fresh, "angle_rates", 8, 10000.0)
+    finally:
+        fresh.stop()
+
+
+def test_without_its_zygote_the_reference_process_starts_cold(zygote_spares, tmp_path):
+    """The zygote killed: the next reference's process is started as before, and answers."""
+    [zygote] = zygote_spares._zygotes.values()
+    for worker in zygote_spares._waiting.values():
+        worker.stop()
+    zygote_spares._waiting.clear()
+    zygote.proc.kill()
+    zygote.proc.wait(timeout=10)
+    worker = zygote_spares.take(str(tmp_path), 30, standins.REFERENCE_ARGV, standins.MEMORY_LIMIT)
+    try:
+        assert not isinstance(worker.proc, channel.Forked)
+        assert "value" in _ask(worker, "angle_rates", 8, 10000.0)
+    finally:
+        worker.stop()
+
+
+@needs_bwrap
+def test_a_stand_in_asked_for_gigabytes_through_the_zygote_fails_that_function_only(
+    zygote_spares,
+):
+    """The red team's stand-in of about 2 GB, its reference's process forked from the
+    zygote: that function fails, the rest of 01 is graded."""
+    from tests.test_grader_redteam import STAND_IN_MEMORY, _failed, _notebook
+
+    nb = _notebook("01_order", answer_self_attention=STAND_IN_MEMORY)
+    report = isolated.check_notebook(nb, seed=2, names=["self_attention", "softmax"])
+    assert _failed(report) == {"self_attention"}, report.table()
+    assert "too costly" in report["self_attention"].message

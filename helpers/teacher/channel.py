@@ -15,6 +15,7 @@ import json
 import os
 import selectors
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -103,11 +104,18 @@ class Worker:
         self._launch(workdir, argv)
         self.configure(cpu_seconds, memory)
 
-    def _launch(self, workdir: str, argv: list[str] | None, wait: bool = True) -> None:
-        """Start the process; with ``wait``, wait for its ``ready`` (its imports done, no
+    def _launch(
+        self, workdir: str, argv: list[str] | None, wait: bool = True, zygote: Zygote | None = None
+    ) -> None:
+        """Start the process (forked from ``zygote`` when given: ``argv`` is then that
+        zygote's program); with ``wait``, wait for its ``ready`` (its imports done, no
         limits yet)."""
         self.folder = None  # a folder of its own, removed at ``stop`` (a spare's)
         self.workdir = workdir  # where it runs and may write (a spare's: its own folder)
+        if zygote is not None:
+            self.proc = zygote.spawn()
+            self._opened(wait)
+            return
         fd = _filter_fd() if argv is None else None
         try:
             self.proc = subprocess.Popen(
@@ -124,6 +132,9 @@ class Worker:
         finally:
             if fd is not None:
                 os.close(fd)
+        self._opened(wait)
+
+    def _opened(self, wait: bool) -> None:
         self.buffer = b""
         self.reply = self.proc.stdout.fileno()
         os.set_blocking(self.reply, False)
@@ -222,7 +233,9 @@ class Worker:
         return f"the process exited with code {code} (os._exit or a crash)"
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
+        if isinstance(self.proc, Forked):
+            self.proc.kill()  # through its pidfd: no other process can be hit
+        elif self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
@@ -239,6 +252,171 @@ class Worker:
         if getattr(self, "folder", None) is not None:
             self.folder.cleanup()
             self.folder = None
+
+
+# --------------------------------------------------------------------------- zygotes
+
+
+class Forked:
+    """A process forked by a ``Zygote``, with what ``Worker`` uses of ``subprocess.Popen``:
+    ``pid``, ``stdin``, ``stdout``, ``poll``, ``wait``, ``kill``. It is not this process's
+    child: its exit status comes from the zygote (a pipe), and it is signalled through a
+    pidfd, which names this process and no other, even after it ended."""
+
+    def __init__(self, pid: int, pidfd: int, stdin: int, stdout: int, status: int) -> None:
+        self.pid, self.pidfd, self.status = pid, pidfd, status
+        self.stdin = os.fdopen(stdin, "wb")
+        self.stdout = os.fdopen(stdout, "rb")
+        self.returncode: int | None = None
+
+    def _read_status(self, timeout: float | None) -> int | None:
+        if self.returncode is not None:
+            return self.returncode
+        with selectors.DefaultSelector() as sel:
+            sel.register(self.status, selectors.EVENT_READ)
+            sel.register(self.pidfd, selectors.EVENT_READ)  # readable once it ended
+            end = None if timeout is None else time.monotonic() + timeout
+            while True:
+                left = None if end is None else max(0.0, end - time.monotonic())
+                ready = {key.fd for key, _ in sel.select(left)}
+                if self.status in ready:
+                    data = os.read(self.status, 4)
+                    # nothing: the zygote ended before it could say (the process was killed)
+                    code = (
+                        int.from_bytes(data, sys.byteorder, signed=True) if len(data) == 4 else -9
+                    )
+                    self._ended(code)
+                    return code
+                if self.pidfd in ready and self.status not in ready:
+                    # ended, its status not written yet: the zygote reaps it at once
+                    sel.unregister(self.pidfd)
+                    continue
+                if end is not None and time.monotonic() >= end:
+                    return None
+
+    def _ended(self, code: int) -> None:
+        self.returncode = code
+        for fd in (self.status, self.pidfd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def poll(self) -> int | None:
+        return self._read_status(0.0)
+
+    def wait(self, timeout: float | None = None) -> int:
+        code = self._read_status(timeout)
+        if code is None:
+            raise subprocess.TimeoutExpired("zygote child", timeout or 0.0)
+        return code
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            try:
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            except (ProcessLookupError, OSError):
+                pass
+
+
+class Zygote:
+    """A process that loaded a program once (``helpers.teacher.zygote``) and forks a fresh
+    process of it per ``spawn``; started at once, in the background. ``module`` is the
+    program's module (its ``preload()`` and ``main()``): only the course's own code, never
+    a learner's, runs in it."""
+
+    def __init__(self, module: str) -> None:
+        self.module = module
+        self._lock = threading.Lock()
+        self.folder = tempfile.TemporaryDirectory(prefix="pe-zygote-")
+        home = os.path.realpath(self.folder.name)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self.proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-I",
+                    "-m",
+                    "helpers.teacher.zygote",
+                    module,
+                    str(theirs.fileno()),
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd=home,
+                env=clean_env(home),
+                start_new_session=True,
+                close_fds=True,
+                pass_fds=(theirs.fileno(),),
+            )
+        except BaseException:
+            ours.close()
+            self.folder.cleanup()
+            raise
+        finally:
+            theirs.close()
+        self.sock = ours
+        self.ready = False
+        self.started = time.monotonic()
+
+    def loaded(self) -> bool:
+        """Whether the zygote has loaded its program (without waiting for it)."""
+        with self._lock:
+            if not self.ready:
+                with selectors.DefaultSelector() as sel:
+                    sel.register(self.sock, selectors.EVENT_READ)
+                    if not sel.select(0):
+                        return False
+        return True
+
+    def spawn(self) -> Forked:
+        """A new process of the program (raises ``OSError`` or ``WorkerDied`` when the zygote
+        cannot fork one; the caller then starts one cold)."""
+        child_in, to_child = os.pipe()
+        from_child, child_out = os.pipe()
+        status_r, status_w = os.pipe()
+        theirs = (child_in, child_out, status_w)
+        try:
+            with self._lock:
+                self.sock.settimeout(max(1.0, self.started + START_TIMEOUT - time.monotonic()))
+                if not self.ready:
+                    if self.sock.recv(1) != b"R":
+                        raise WorkerDied("the zygote did not start")
+                    self.ready = True
+                self.sock.settimeout(START_TIMEOUT)
+                socket.send_fds(self.sock, [b"F"], list(theirs))
+                msg, fds, _flags, _addr = socket.recv_fds(self.sock, 8, 1)
+            if len(msg) != 8 or len(fds) != 1:
+                for fd in fds:
+                    os.close(fd)
+                raise WorkerDied("the zygote did not fork")
+        except BaseException:
+            for fd in (to_child, from_child, status_r):
+                os.close(fd)
+            raise
+        finally:
+            for fd in theirs:
+                os.close(fd)
+        pid = int.from_bytes(msg, sys.byteorder, signed=True)
+        return Forked(pid, fds[0], to_child, from_child, status_r)
+
+    def stop(self) -> None:
+        """End the zygote (the processes it forked end when their stdin closes)."""
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        self.folder.cleanup()
 
 
 # --------------------------------------------------------------------------- spares
@@ -263,6 +441,7 @@ class Spares:
     def __init__(self) -> None:
         self._waiting: dict[tuple | None, Worker] = {}
         self._wanted: set[tuple | None] = set()
+        self._zygotes: dict[tuple | None, Zygote] = {}
         self._lock = threading.Lock()  # the reference's process may be taken in a thread
         atexit.register(self.stop)
 
@@ -275,14 +454,45 @@ class Spares:
         self._wanted.add(self._key(kind))
         self._refill(self._key(kind))
 
+    def fork_from_zygote(self, kind: Sequence[str], module: str) -> None:
+        """From now on, processes of ``kind`` (a program of the course that runs no learner
+        code: the reference's process) are forks of a zygote that loaded ``module`` once
+        (``Zygote``), not cold starts; a zygote that fails is dropped for cold starts."""
+        key = self._key(kind)
+        with self._lock:
+            if key in self._zygotes:
+                return
+        try:
+            zygote = Zygote(module)
+        except OSError:
+            return
+        with self._lock:
+            self._zygotes[key] = zygote
+
     def _refill(self, key: tuple | None) -> None:
         with self._lock:
             if key not in self._wanted or key in self._waiting:
                 return
+            zygote = self._zygotes.get(key)
+        if zygote is not None and not zygote.loaded():
+            return  # not ready yet: ``take`` forks one then (a spare waits from then on)
+        self._launch_spare(key, zygote)
+
+    def _launch_spare(self, key: tuple | None, zygote: Zygote | None) -> None:
         folder = tempfile.TemporaryDirectory(prefix="pe-grade-")
         worker = Worker.__new__(Worker)
+        argv = None if key is None else list(key)
         try:
-            worker._launch(os.path.realpath(folder.name), None if key is None else list(key), False)
+            try:
+                worker._launch(os.path.realpath(folder.name), argv, False, zygote)
+            except (OSError, WorkerDied):
+                if zygote is None:
+                    raise
+                with self._lock:  # the zygote is gone: cold starts from now on
+                    if self._zygotes.get(key) is zygote:
+                        del self._zygotes[key]
+                zygote.stop()
+                worker._launch(os.path.realpath(folder.name), argv, False)
         except Exception:  # noqa: BLE001  (``take`` then starts one itself and says why)
             folder.cleanup()
             return
@@ -302,6 +512,11 @@ class Spares:
         key = self._key(kind)
         with self._lock:
             spare = self._waiting.pop(key, None)
+            zygote = self._zygotes.get(key)
+        if spare is None and zygote is not None:
+            self._launch_spare(key, zygote)  # forked now: waits for the zygote to load
+            with self._lock:
+                spare = self._waiting.pop(key, None)
         if spare is not None:
             try:
                 spare.wait_ready()
@@ -325,8 +540,11 @@ class Spares:
         with self._lock:
             self._wanted.clear()
             waiting, self._waiting = list(self._waiting.values()), {}
+            zygotes, self._zygotes = list(self._zygotes.values()), {}
         for worker in waiting:
             worker.stop()
+        for zygote in zygotes:
+            zygote.stop()
 
 
 SPARES = Spares()

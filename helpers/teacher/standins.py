@@ -298,6 +298,16 @@ def _set_limits(cfg: dict) -> None:
         resource.setrlimit(limit, (value, hard))
 
 
+def preload() -> None:
+    """What every reference's process loads before its first request: a zygote
+    (``helpers.teacher.zygote``) loads it once and forks each process from it."""
+    import json  # noqa: F401
+
+    import numpy  # noqa: F401
+
+    from helpers.teacher import codec, reference  # noqa: F401
+
+
 def main() -> None:  # pragma: no cover - run as a process (tests/test_grader_standins.py)
     """Serve reference answers on JSON lines (the protocol of ``helpers.teacher.channel``)."""
     import json

@@ -187,6 +187,7 @@ def _prepare_spares() -> None:
     from helpers.teacher.channel import SPARES
     from helpers.teacher.standins import REFERENCE_ARGV
 
+    SPARES.fork_from_zygote(REFERENCE_ARGV, "helpers.teacher.standins")
     SPARES.prepare()
     SPARES.prepare(REFERENCE_ARGV)
     util.Finalize(SPARES, SPARES.stop, exitpriority=10)  # a pool's worker skips atexit
