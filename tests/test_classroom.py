@@ -487,3 +487,55 @@ def test_a_pool_worker_killed_mid_run_loses_nothing(tmp_path):
     assert all(t.ok for t in report.tasks), report.summary()
     assert {s: report.scores[s]["ex1"] for s in want} == want
     assert "6/6 learners  6/6 notebooks" in err.getvalue(), err.getvalue()
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    return found
+
+
+def test_a_small_run_forks_its_workers_from_the_command_and_survives_one_killed(tmp_path):
+    """Six notebooks through the command line (a small run, ``warm.SMALL_RUN``): no
+    forkserver starts, the pool's workers are forks of the command itself (same command
+    line); one killed mid-run, its notebooks are graded again and every learner gets the
+    score of their answers."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    course = kit.fixture_course(tmp_path)
+    want = {}
+    for i in range(6):
+        kit.fill(course, f"s{i}", "ex1", broken=["answer_half"] if i % 2 else [])
+        want[f"s{i}"] = 2.0 if i % 2 else 5.0
+    proc = subprocess.Popen(
+        [PY, "-m", "helpers", "autograde", "--course", str(course), "--jobs", "2", "--unreleased"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=kit.env(), cwd=tmp_path,
+    )  # fmt: skip
+    killed, lines = [], []
+    deadline = time.monotonic() + 300
+    while proc.poll() is None and not killed and time.monotonic() < deadline:
+        if list(course.glob("autograded/*/ex1/ex1.ipynb")):
+            mine = Path(f"/proc/{proc.pid}/cmdline").read_bytes()
+            for child in _children(proc.pid):
+                try:
+                    line = Path(f"/proc/{child}/cmdline").read_bytes()
+                except OSError:
+                    continue
+                lines.append(line)
+                if line == mine and not killed:
+                    os.kill(child, signal.SIGKILL)
+                    killed.append(child)
+        time.sleep(0.05)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, out + err
+    assert killed, f"no forked worker found among the command's children: {lines}"
+    assert not any(b"forkserver" in line for line in lines), lines
+    scores, _maxima = read_scores(course, ["ex1"], list(want))
+    assert {s: scores[s]["ex1"] for s in want} == want, out + err

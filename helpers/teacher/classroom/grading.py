@@ -467,9 +467,12 @@ def autograde(
     start = time.perf_counter() if started is None else started
     from helpers.teacher import seeds
 
-    if not scheduler:
-        warm.start()  # the workers' server loads nbgrader while this process checks, registers
     course = course_root(course)
+    ids = None if ids is None else list(ids)
+    students = None if students is None else list(students)
+    small = warm.small_run(course, ids, students)
+    if not scheduler and not small:
+        warm.start()  # the workers' server loads nbgrader while this process checks, registers
     url = db_url(course, db)
     jobs = (os.cpu_count() or 1) if jobs is None else jobs
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
@@ -519,7 +522,11 @@ def autograde(
         engine, jobs = cluster.run(scheduler, grade_one, calls, finish)
     else:
         engine = "local process pool"
-        _run_pool(course, url, runnable, jobs, Tally(runnable, bar), log)
+        context = warm.fork_here() if small else None
+        if context is None:
+            warm.start()  # nothing when it runs
+            context = warm.context()
+        _run_pool(course, url, runnable, jobs, Tally(runnable, bar), log, context)
     phases["grading"] = time.perf_counter() - start - phases["registering"]
     list_unreadable(course, url, runnable)
     written.settle(url, course_id(course), ids, [t.student for t in runnable])
@@ -686,10 +693,18 @@ def _add_students(course: Path, url: str, students: Iterable[str]) -> None:
 
 
 def _run_pool(
-    course: Path, url: str, tasks: list[Task], jobs: int, tally: Tally, log: Path | None = None
+    course: Path,
+    url: str,
+    tasks: list[Task],
+    jobs: int,
+    tally: Tally,
+    log: Path | None = None,
+    context=None,
 ) -> None:
     """Grade ``tasks`` in ``jobs`` worker processes, no more tasks handed out than there are
-    workers (so each task's start is known to the progress bar)."""
+    workers (so each task's start is known to the progress bar); ``context``: the
+    ``multiprocessing`` context they start from (default: the warm server's)."""
+    context = context if context is not None else warm.context()
     pending = list(tasks)
     for _round in range(2):  # a second round only for tasks whose worker died
         if not pending:
@@ -698,7 +713,7 @@ def _run_pool(
         slots = min(jobs, len(pending))
         with cf.ProcessPoolExecutor(
             max_workers=slots,
-            mp_context=warm.context(),
+            mp_context=context,
             initializer=_worker_init,
             initargs=(str(course), url, None if log is None else str(log), dict(os.environ)),
         ) as pool:
