@@ -93,7 +93,7 @@ def fork_here():
     if not _LOADED_HERE:
         try:
             _load()
-        except Exception:  # noqa: BLE001  (then each worker loads what it needs itself)
+        except Exception:  # noqa: BLE001, S110  (then each worker loads what it needs itself)
             pass
         _LOADED_HERE = True
     return multiprocessing.get_context("fork")
