@@ -308,3 +308,51 @@ def test_attack_detected_without_sandbox(tmp_path, monkeypatch):
         p.read_text() for p in (course / "autograded" / "zed" / assignment).glob("seen-*.txt")
     )
     assert "alice" in seen and "gradebook.db" in seen and "REFERENCE-IMPORTED" in seen
+
+
+def _fake_bwrap(tmp_path: Path) -> tuple[Path, Path]:
+    """A "bubblewrap" that notes each start in a log and fails."""
+    log = tmp_path / "started.log"
+    fake = tmp_path / "fake-bwrap"
+    fake.write_text(f"#!/bin/sh\necho started >> {log}\necho 'no sandbox here' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    return fake, log
+
+
+def test_a_probe_started_ahead_gives_the_same_answer(tmp_path):
+    """``probe_soon`` starts the probe; ``reason_unavailable`` collects the same answer a
+    probe made then would give: a broken bubblewrap is named broken, once started."""
+    fake, log = _fake_bwrap(tmp_path)
+    code = (
+        "from helpers.teacher import sandbox; sandbox.probe_soon(); import time; "
+        "time.sleep(0.5); print(repr(sandbox.reason_unavailable()))"
+    )
+    env = dict(os.environ, PE_COURSE_BWRAP=str(fake), PE_COURSE_SANDBOX="auto")
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "does not work here: no sandbox here" in proc.stdout
+    assert log.read_text().count("started") == 1  # collected, not started again
+
+
+def test_a_worker_takes_the_grading_process_s_probe_instead_of_probing(tmp_path):
+    """Given the grading process's answer (``remember``), a worker starts no probe of its
+    own; without it, it probes (the same broken bubblewrap is then seen broken)."""
+    fake, log = _fake_bwrap(tmp_path)
+    env = dict(os.environ, PE_COURSE_BWRAP=str(fake), PE_COURSE_SANDBOX="auto")
+    told = (
+        "from helpers.teacher import sandbox; import os; "
+        "sandbox.remember(os.environ['PE_COURSE_BWRAP'], 'told: broken'); "
+        "print(repr(sandbox.reason_unavailable()))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", told], env=env, capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "told: broken" in proc.stdout and not log.exists()
+    alone = "from helpers.teacher import sandbox; print(repr(sandbox.reason_unavailable()))"
+    proc = subprocess.run(
+        [sys.executable, "-c", alone], env=env, capture_output=True, text=True, check=False
+    )
+    assert "does not work here" in proc.stdout and log.read_text().count("started") == 1

@@ -105,32 +105,91 @@ def _bwrap() -> str | None:
     return shutil.which("bwrap")
 
 
+def _probe_argv(bwrap: str) -> list[str]:
+    return [*_args(bwrap, [], [], None, False), os.path.abspath(sys.executable), "-c", "print(1)"]
+
+
+# Probes started ahead (``probe_soon``), by bubblewrap binary, collected by ``_probe``.
+_PENDING: dict[str, subprocess.Popen] = {}
+
+
+def probe_soon() -> None:
+    """Start probing bubblewrap now, in the background: the first ``reason_unavailable``
+    (``available``, ``wrap``) of this process then waits only for what is left of it."""
+    try:
+        if policy() == "off":
+            return
+    except ValueError:
+        return  # ``reason_unavailable`` says it
+    bwrap = _bwrap()
+    if bwrap is None or bwrap in _PENDING or _probe.cache_info().currsize:
+        return
+    try:
+        _PENDING[bwrap] = subprocess.Popen(
+            _probe_argv(bwrap),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    except OSError:
+        pass  # ``_probe`` runs it again and says why
+
+
 @functools.lru_cache(maxsize=4)
 def _probe(bwrap: str | None) -> str:
     """Empty string when ``bwrap`` can start a sandbox here, else why not."""
     if bwrap is None:
         return "bubblewrap (bwrap) is not installed (Debian: apt-get install bubblewrap)"
+    proc = _PENDING.pop(bwrap, None)
     try:
-        proc = subprocess.run(
-            [*_args(bwrap, [], [], None, False), os.path.abspath(sys.executable), "-c", "print(1)"],
-            check=False,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        if proc is None:
+            proc = subprocess.Popen(
+                _probe_argv(bwrap),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        stdout, stderr = proc.communicate(timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
+        if proc is not None:
+            proc.kill()
+            proc.wait()
         return f"bubblewrap could not start: {exc}"
-    if proc.returncode != 0 or proc.stdout.strip() != "1":
-        detail = (proc.stderr or proc.stdout).strip().splitlines()
+    if proc.returncode != 0 or stdout.strip() != "1":
+        detail = (stderr or stdout).strip().splitlines()
         return f"bubblewrap does not work here: {detail[-1] if detail else proc.returncode}"
     return ""
+
+
+# Answers of a probe made by the process that started this one (``remember``).
+_KNOWN: dict[str, str] = {}
+
+
+def probed() -> tuple[str, str] | None:
+    """This process's answer for its bubblewrap binary (``remember`` takes it), or None
+    (no binary, or ``PE_COURSE_SANDBOX=off``: nothing to probe)."""
+    bwrap = _bwrap()
+    if bwrap is None or policy() == "off":
+        return None
+    return bwrap, reason_unavailable()
+
+
+def remember(bwrap: str, reason: str) -> None:
+    """Take the answer of a probe of ``bwrap`` made by the grading process that started this
+    worker (its ``probed()``): the worker does not start a sandbox only to probe again."""
+    _KNOWN[str(bwrap)] = str(reason)
 
 
 def reason_unavailable() -> str:
     """Why the sandbox cannot be used, or an empty string when it can."""
     if policy() == "off":
         return f"{ENV_POLICY}=off"
-    return _probe(_bwrap())
+    bwrap = _bwrap()
+    if bwrap is not None and bwrap in _KNOWN:
+        return _KNOWN[bwrap]
+    return _probe(bwrap)
 
 
 def available() -> bool:

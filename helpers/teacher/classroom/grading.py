@@ -119,16 +119,23 @@ def _lighter_nbgrader() -> None:
 
 
 def _worker_init(
-    course: str, url: str, log: str | None = None, env: dict[str, str] | None = None
+    course: str,
+    url: str,
+    log: str | None = None,
+    env: dict[str, str] | None = None,
+    probe: tuple[str, str] | None = None,
 ) -> None:
     """Each worker loads nbgrader and the course configuration once; with ``log``, what it
     prints (nbgrader's log, warnings) goes to that file instead of the progress bar's stream.
     ``env``: the grading process's environment (a worker forked from the warm server
-    starts with the server's, ``helpers.teacher.classroom.warm``)."""
+    starts with the server's, ``helpers.teacher.classroom.warm``); ``probe``: the grading
+    process's probe of bubblewrap (``sandbox.probed``), which the worker takes as its own."""
     global _API, _API_KEY
     if env is not None:
         os.environ.clear()
         os.environ.update(env)
+    if probe is not None:
+        sandbox.remember(*probe)
     if log is not None:
         fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         sys.stdout.flush()
@@ -467,6 +474,7 @@ def autograde(
     start = time.perf_counter() if started is None else started
     from helpers.teacher import seeds
 
+    sandbox.probe_soon()  # bubblewrap is probed while this process imports and checks
     course = course_root(course)
     ids = None if ids is None else list(ids)
     students = None if students is None else list(students)
@@ -715,7 +723,13 @@ def _run_pool(
             max_workers=slots,
             mp_context=context,
             initializer=_worker_init,
-            initargs=(str(course), url, None if log is None else str(log), dict(os.environ)),
+            initargs=(
+                str(course),
+                url,
+                None if log is None else str(log),
+                dict(os.environ),
+                sandbox.probed(),
+            ),
         ) as pool:
             queue, running, broken = list(pending), {}, False
             while running or (queue and not broken):

@@ -29,7 +29,6 @@ SMALL_RUN = 8
 
 def _load() -> None:
     """What every grading worker needs, imported and prepared once (in the server)."""
-    from helpers.teacher import sandbox
     from helpers.teacher.classroom.course import venv_on_path
 
     venv_on_path()
@@ -42,8 +41,6 @@ def _load() -> None:
     import helpers.teacher.classroom.late
     import helpers.teacher.nbgrader_plugin  # noqa: F401
     from helpers.teacher import checks, isolated, reference  # noqa: F401
-
-    sandbox.reason_unavailable()  # bubblewrap probed once: the forks keep the answer
 
 
 if os.environ.get("PE_WARM_SERVER") == "1":  # imported by the forkserver: load now
