@@ -1,17 +1,22 @@
-"""Grading workers that start warm: forked from a server that loaded everything once.
+"""Grading workers that start warm: forked from a process that loaded everything once.
 
 ``context()`` is the ``multiprocessing`` context of the local grading pool: a forkserver
 whose process imports this module first, so nbgrader (its autograde converter,
 preprocessors and gradebook models), the course's nbgrader plugins, the checks and the
-reference, and the grading sandbox's probe (``sandbox.reason_unavailable``) are loaded
-once, in the server;
-every worker is a fork of it and starts with all of that already done. The server lives as
-long as the process that grades (every pool of the run, a pool that replaces one whose
-worker died, every later ``autograde`` of the same process use it) and ends with it.
+reference are loaded once, in the server; every worker is a fork of it and starts with all
+of that already done. The server lives as long as the process that grades (every pool of
+the run, a pool that replaces one whose worker died, every later ``autograde`` of the same
+process use it) and ends with it.
 
 ``start()`` starts the server early, so that its loading overlaps the grading process's
 own work before the pool starts. A worker is a fork of the server, not of the grading
-process: ``grading._worker_init`` gives it the grading process's environment and folder.
+process: ``grading._worker_init`` gives it the grading process's environment, folder and
+probe of the sandbox.
+
+A small run (``small_run``: at most ``SMALL_RUN`` notebooks) starts no server:
+``fork_here()`` loads the same modules in the grading process itself and its pool's
+workers are forks of it (a second Python loading nbgrader costs such a run more than the
+overlap saves), unless another thread runs in the process.
 """
 
 from __future__ import annotations
