@@ -1,3 +1,3 @@
-from helpers.cli import main
+from helpers.cli import exit_now, main
 
-raise SystemExit(main())
+exit_now(main())

@@ -450,6 +450,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def exit_now(code: int | None) -> None:
+    """End ``python -m helpers`` with ``code``. Python's own finalization of the 1,200 modules
+    a teacher's command loads (nbgrader, nbconvert, SQLAlchemy, numpy) takes about 0.3 s:
+    when no other thread runs, the exit handlers run (the pool's, logging's, the spares'),
+    the output is flushed, and the process ends without it."""
+    import threading
+
+    if threading.active_count() > 1 or "nbgrader" not in sys.modules:
+        raise SystemExit(code)
+    import atexit
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code if isinstance(code, int) else (0 if code is None else 1))
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     args.started = STARTED  # a command's time (autograde's summary) counts from here

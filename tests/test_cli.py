@@ -116,3 +116,26 @@ def test_help_lists_the_commands():
 def test_doctor_checks_the_kernels_configuration(doctor):
     config = Path(sys.prefix) / "etc" / "ipython" / "ipython_kernel_config.py"
     assert f"[OK] kernels' configuration {config}\n" in doctor.stdout, doctor.stdout
+
+
+@pytest.mark.parametrize("thread", [False, True])
+def test_a_command_ends_with_its_code_its_output_and_its_exit_handlers(thread):
+    """``exit_now`` (the end of ``python -m helpers``) skips Python's finalization but keeps
+    the exit code, output still in the buffers and every exit handler; with another thread
+    running it exits the usual way, and the thread is waited for."""
+    code = (
+        "import atexit, threading, time\n"
+        "import nbgrader.api\n"
+        "from helpers.cli import exit_now\n"
+        "atexit.register(lambda: print('handler ran', end=''))\n"
+        + ("threading.Thread(target=lambda: (time.sleep(0.3), print('thread done'))).start()\n"
+           if thread else "")
+        + "print('unflushed output', end=' ')\n"
+        "exit_now(3)\n"
+    )  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert proc.returncode == 3, proc.stderr
+    assert "unflushed output" in proc.stdout and "handler ran" in proc.stdout
+    assert ("thread done" in proc.stdout) == thread
