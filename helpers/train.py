@@ -885,20 +885,26 @@ def _train_and_read(cfg: Config, enc: Encodings, read_len: int, read_n: int, rep
     return model.params, model.losses, model.train_s, model.train_cpu_s, curve
 
 
+def _every_100(name: str, cfg: Config, say: Callable[[str, int, float], None]):
+    """train's progress callback that passes (name, step, loss) on every 100 steps and at
+    the last."""
+
+    def report(step: int, loss: float) -> None:
+        if (step + 1) % 100 == 0 or step + 1 == cfg.steps:
+            say(name, step, loss)
+
+    return report
+
+
 def _worker(conn, cfgs: dict, enc: Encodings, read_len: int, read_n: int) -> None:
     # a forked copy of the caller: takes a name, trains and reads that model, sends it back;
     # every 100 steps it sends (name, step, loss); None ends it
     import traceback
 
     while (name := conn.recv()) is not None:
-        cfg = cfgs[name]
-
-        def report(step: int, loss: float, name=name, cfg=cfg) -> None:
-            if (step + 1) % 100 == 0 or step + 1 == cfg.steps:
-                conn.send(("step", name, step, loss))
-
+        report = _every_100(name, cfgs[name], lambda *msg: conn.send(("step", *msg)))
         try:
-            conn.send(("done", name, _train_and_read(cfg, enc, read_len, read_n, report)))
+            conn.send(("done", name, _train_and_read(cfgs[name], enc, read_len, read_n, report)))
         except Exception:  # noqa: BLE001 - sent to the caller, which raises it
             conn.send(("error", name, traceback.format_exc()))
 
@@ -928,13 +934,7 @@ def train_many(
 
     if workers <= 1 or len(cfgs) <= 1:
         for name, cfg in cfgs.items():
-            report = None
-            if progress is not None:
-
-                def report(step: int, loss: float, name=name, cfg=cfg) -> None:
-                    if (step + 1) % 100 == 0 or step + 1 == cfg.steps:
-                        progress(name, step, loss)
-
+            report = None if progress is None else _every_100(name, cfg, progress)
             finished(name, _train_and_read(cfg, enc, read_len, read_n, report))
         return out
 
