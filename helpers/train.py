@@ -899,7 +899,12 @@ def _every_100(name: str, cfg: Config, say: Callable[[str, int, float], None]):
 def _worker(conn, cfgs: dict, enc: Encodings, read_len: int, read_n: int) -> None:
     # a forked copy of the caller: takes a name, trains and reads that model, sends it back;
     # every 100 steps it sends (name, step, loss); None ends it
+    import signal
     import traceback
+
+    # an interrupt of the kernel reaches its whole process group: the caller stops the
+    # workers (train_many), which would otherwise each print a KeyboardInterrupt of their own
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     while (name := conn.recv()) is not None:
         report = _every_100(name, cfgs[name], lambda *msg: conn.send(("step", *msg)))
@@ -974,12 +979,13 @@ def train_many(
                 else:
                     conn.send(None)
                     busy.discard(conn)
+    except BaseException:  # an error, or the learner interrupting the kernel: stop them all
+        for proc in procs:
+            proc.terminate()
+        raise
     finally:
         for proc in procs:
-            proc.join(timeout=5)
-            if proc.is_alive():
-                proc.terminate()
-                proc.join()
+            proc.join()
     return {name: out[name] for name in cfgs}
 
 

@@ -145,6 +145,38 @@ def test_a_training_that_fails_in_a_worker_is_raised_in_the_caller(apply_rope, m
     assert multiprocessing.active_children() == []
 
 
+def test_an_interrupt_stops_every_worker_at_once(capfd):
+    """Interrupting the kernel (SIGINT to its process group: the caller and the workers)
+    ends train_many with KeyboardInterrupt within seconds, every worker stopped, none of
+    them printing an interrupt of its own."""
+    import multiprocessing
+    import os
+    import signal
+    import time
+
+    base = tr.Config(steps=20000, batch=2, warmup=1, d_model=16, train_len=8)
+    cfgs = {n: tr.with_scheme(base, scheme=s) for n, s in [("nope", "none"), ("alibi", "alibi")]}
+
+    def interrupt(signum, frame):
+        for child in multiprocessing.active_children():
+            os.kill(child.pid, signal.SIGINT)
+        time.sleep(1.0)  # what the workers do with it, they have done
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGALRM, interrupt)
+    start = time.monotonic()
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 3.0)
+        with pytest.raises(KeyboardInterrupt):
+            tr.train_many(cfgs, tr.Encodings(), 16, 2, workers=2)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+    assert time.monotonic() - start < 15
+    assert multiprocessing.active_children() == []
+    assert "KeyboardInterrupt" not in capfd.readouterr().err
+
+
 def test_one_blas_thread_while_training():
     """Inside one_thread() every BLAS pool threadpoolctl sees has one thread."""
     from threadpoolctl import threadpool_info
