@@ -97,6 +97,86 @@ def test_training_is_deterministic_and_learns():
     assert np.mean(a.losses[-5:]) < np.mean(a.losses[:5]) - 0.2
 
 
+def test_two_workers_train_the_same_models_as_one():
+    """The experiment trained two models at a time, each in a forked process, gives every
+    model the same weights, losses and curve, bit for bit, as one at a time in this one."""
+    base = tr.Config(steps=12, batch=4, warmup=3, d_model=16, train_len=8, t5_buckets=8)
+    names = ("nope", "rope", "t5", "t5_md128")
+    one = tr.run_experiment(base=base, eval_n=4, names=names, progress=None, workers=1)
+    lines: list[str] = []
+    two = tr.run_experiment(base=base, eval_n=4, names=names, progress=lines.append, workers=2)
+    assert two["workers"] == 2 and list(two["models"]) == list(names)
+    for name in names:
+        a, b = one["models"][name], two["models"][name]
+        assert a.losses == b.losses, name
+        assert all(np.array_equal(a.params[k], b.params[k]) for k in a.params), name
+        assert np.array_equal(one["curves"][name], two["curves"][name]), name
+        assert b.enc is two["models"]["nope"].enc  # the caller's encodings, not a copy
+    # every model says, on a line that stays, that it is trained
+    done = [line for line in lines if line.endswith("\n")]
+    assert sorted(line.split(":")[0].strip() for line in done) == sorted(names)
+
+
+def _refuses(*args, **kwargs):
+    raise ArithmeticError("this encoding refuses")
+
+
+def _exits(*args, **kwargs):
+    import os
+
+    os._exit(3)
+
+
+@pytest.mark.parametrize(
+    ("apply_rope", "message"),
+    [(_refuses, "ArithmeticError: this encoding refuses"), (_exits, "ended without its model")],
+)
+def test_a_training_that_fails_in_a_worker_is_raised_in_the_caller(apply_rope, message):
+    """An encoding that raises inside a worker, or a worker that dies, ends train_many with
+    an error naming it (never a wait for a model that will not come), and leaves no worker
+    running."""
+    import multiprocessing
+
+    base = tr.Config(steps=4, batch=2, warmup=1, d_model=16, train_len=8)
+    cfgs = {n: tr.with_scheme(base, scheme=s) for n, s in [("nope", "none"), ("rope", "rope")]}
+    enc = tr.Encodings(apply_rope=apply_rope)
+    with pytest.raises(RuntimeError, match=message):
+        tr.train_many(cfgs, enc, 16, 2, workers=2)
+    assert multiprocessing.active_children() == []
+
+
+def test_an_interrupt_stops_every_worker_at_once(capfd):
+    """Interrupting the kernel (SIGINT to its process group: the caller and the workers)
+    ends train_many with KeyboardInterrupt within seconds, every worker stopped, none of
+    them printing an interrupt of its own."""
+    import multiprocessing
+    import os
+    import signal
+    import time
+
+    base = tr.Config(steps=20000, batch=2, warmup=1, d_model=16, train_len=8)
+    cfgs = {n: tr.with_scheme(base, scheme=s) for n, s in [("nope", "none"), ("alibi", "alibi")]}
+
+    def interrupt(signum, frame):
+        for child in multiprocessing.active_children():
+            os.kill(child.pid, signal.SIGINT)
+        time.sleep(1.0)  # what the workers do with it, they have done
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGALRM, interrupt)
+    start = time.monotonic()
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 3.0)
+        with pytest.raises(KeyboardInterrupt):
+            tr.train_many(cfgs, tr.Encodings(), 16, 2, workers=2)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+    assert time.monotonic() - start < 15
+    assert multiprocessing.active_children() == []
+    assert "KeyboardInterrupt" not in capfd.readouterr().err
+
+
 def test_one_blas_thread_while_training():
     """Inside one_thread() every BLAS pool threadpoolctl sees has one thread."""
     from threadpoolctl import threadpool_info
