@@ -198,15 +198,42 @@ def _softmax_after(prefix: str) -> dict:
 
 
 @needs_bwrap
-@pytest.mark.parametrize(("where", "folder"), [("tmp", '"/tmp"'), ("workdir", "os.getcwd()")])
-def test_filling_tmp_or_the_working_folder_stops_at_its_size(where, folder):
-    """192 MB written to /tmp (memory on the host) or to the working folder (the host's
-    disk, before): the sandbox's folders are of a fixed size, so the cell fails with
-    ENOSPC and costs softmax only."""
+@pytest.mark.parametrize(
+    ("where", "folder", "refusal"),
+    [
+        ("tmp", '"/tmp"', "No space left on device"),
+        ("workdir", "os.getcwd()", "No space left on device"),
+        ("dev_shm", '"/dev/shm"', "No space left on device"),
+        ("dev", '"/dev"', "Read-only file system"),
+    ],
+)
+def test_filling_a_writable_folder_stops_at_its_size(where, folder, refusal):
+    """192 MB written to /tmp, /dev/shm or /dev (memory on the host) or to the working
+    folder (the host's disk, before): the sandbox's folders are of a fixed size and /dev is
+    read-only, so the cell fails and costs softmax only."""
     nb = _notebook("01_order", **_softmax_after(FILL.format(folder=folder)))
     report = isolated.check_notebook(nb, seed=1, names=["softmax", "attention"])
     assert _failed(report) == {"softmax"}, (where, report.table())
-    assert "No space left on device" in report["softmax"].message, report["softmax"].message
+    assert refusal in report["softmax"].message, report["softmax"].message
+
+
+# softmax's cell lifts its own memory limit, then asks for 3.2 GB, before the right softmax
+LIFT_LIMIT = """
+import resource
+import numpy as _np
+resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+_big = _np.empty(400_000_000)  # 3.2 GB of address space: what RLIMIT_AS counts
+"""
+
+
+@needs_bwrap
+def test_a_cell_cannot_lift_its_own_limits():
+    """The worker's limits are hard ones: a cell that raises its memory limit to unlimited
+    and then asks for 3.2 GB of address space (which the machine has) fails, and costs softmax
+    only."""
+    nb = _notebook("01_order", **_softmax_after(LIFT_LIMIT))
+    report = isolated.check_notebook(nb, seed=1, names=["softmax", "attention"])
+    assert _failed(report) == {"softmax"}, report.table()
 
 
 # A child process started at the top of softmax's cell, before the right softmax.

@@ -84,6 +84,9 @@ HIDDEN = ("teacher/reference", "teacher/checks")
 # Sizes of the memory-backed folders inside: /tmp, and each scratch folder.
 TMP_SIZE = 64 * 1024**2
 SCRATCH_SIZE = 64 * 1024**2
+# /dev/shm, the one writable folder of /dev (bubblewrap's /dev is a tmpfs of no set size:
+# it is read-only inside, its device nodes still work)
+SHM_SIZE = 4 * 1024**2
 
 
 class SandboxUnavailable(RuntimeError):
@@ -222,7 +225,8 @@ def warn_unsandboxed(reason: str | None = None) -> None:
 
 
 def _base_args(network: bool) -> list[str]:
-    """Namespaces, the system, a private /tmp and /dev, /proc; no course file yet."""
+    """Namespaces, the system, a private /tmp and /dev (read-only but a small /dev/shm), /proc;
+    no course file yet."""
     args = [
         "--unshare-all",
         "--unshare-user",
@@ -234,6 +238,12 @@ def _base_args(network: bool) -> list[str]:
         "ALL",
         "--die-with-parent",
         "--dev",
+        "/dev",
+        "--size",
+        str(SHM_SIZE),
+        "--tmpfs",
+        "/dev/shm",
+        "--remount-ro",
         "/dev",
         "--proc",
         "/proc",

@@ -295,7 +295,12 @@ def _set_limits(cfg: dict) -> None:
     ):
         _soft, hard = resource.getrlimit(limit)
         value = int(value) if hard == resource.RLIM_INFINITY else min(int(value), hard)
-        resource.setrlimit(limit, (value, hard))
+        # the hard limit too: a soft one alone, the code that runs here could raise again;
+        # one CPU second above it, so that SIGXCPU names the limit before SIGKILL
+        top = value + 1 if limit == resource.RLIMIT_CPU and value > 0 else value
+        if hard != resource.RLIM_INFINITY:
+            top = min(top, hard)
+        resource.setrlimit(limit, (value, top))
 
 
 def preload() -> None:
