@@ -235,15 +235,12 @@ class Worker:
     def stop(self) -> None:
         if isinstance(self.proc, Forked):
             self.proc.kill()  # through its pidfd: no other process can be hit
-        elif self.proc.poll() is None:
             try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                self.proc.kill()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        else:
+            _end_group(self.proc)
         for stream in (self.proc.stdin, self.proc.stdout):
             try:
                 stream.close()
@@ -407,16 +404,21 @@ class Zygote:
             self.sock.close()
         except OSError:
             pass
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                self.proc.kill()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
+        _end_group(self.proc)
         self.folder.cleanup()
+
+
+def _end_group(proc: subprocess.Popen) -> None:
+    """Kill a process started in a session of its own, with its group, and wait for it."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            proc.kill()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
 
 
 # --------------------------------------------------------------------------- spares
