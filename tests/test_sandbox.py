@@ -356,3 +356,20 @@ def test_a_worker_takes_the_grading_process_s_probe_instead_of_probing(tmp_path)
         [sys.executable, "-c", alone], env=env, capture_output=True, text=True, check=False
     )
     assert "does not work here" in proc.stdout and log.read_text().count("started") == 1
+
+
+def test_the_package_bytecode_is_written_ahead_for_the_sandbox():
+    """The sandbox reads the package read-only: a module only the sandboxed worker imports
+    (helpers.teacher.worker) had no bytecode where no process outside wrote it, and was
+    compiled again for every notebook. compile_soon writes it, whatever
+    PYTHONDONTWRITEBYTECODE says."""
+    import importlib.util
+
+    import helpers
+
+    source = Path(helpers.__file__).parent / "teacher" / "worker.py"
+    cached = Path(importlib.util.cache_from_source(str(source)))
+    cached.unlink(missing_ok=True)
+    proc = sandbox.compile_soon()
+    assert proc is not None and proc.wait(timeout=120) == 0
+    assert cached.is_file() and cached.stat().st_mtime >= source.stat().st_mtime

@@ -116,14 +116,42 @@ def _probe_argv(bwrap: str) -> list[str]:
 _PENDING: dict[str, subprocess.Popen] = {}
 
 
+# Bytecode of the package being written (``compile_soon``), waited for by ``_probe``.
+_COMPILING: list[subprocess.Popen] = []
+
+
+def compile_soon() -> subprocess.Popen | None:
+    """Start writing the bytecode of the ``helpers`` package, in the background.
+
+    The sandbox reads the package read-only, so a module that only the sandboxed worker
+    imports (``helpers.teacher.worker``) had no bytecode where no process outside wrote it
+    (an editable install, or a change since), and was compiled again for every notebook.
+    ``compileall`` only looks at the files whose bytecode is up to date; where the folder is
+    not writable, nothing is written. None when the process cannot start."""
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-I", "-m", "compileall", "-q", str(Path(helpers.__file__).parent)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    except OSError:
+        return None
+    _COMPILING.append(proc)
+    return proc
+
+
 def probe_soon() -> None:
     """Start probing bubblewrap now, in the background: the first ``reason_unavailable``
-    (``available``, ``wrap``) of this process then waits only for what is left of it."""
+    (``available``, ``wrap``) of this process then waits only for what is left of it. The
+    package's bytecode is written beside it (``compile_soon``)."""
     try:
         if policy() == "off":
             return
     except ValueError:
         return  # ``reason_unavailable`` says it
+    if not _COMPILING:
+        compile_soon()
     bwrap = _bwrap()
     if bwrap is None or bwrap in _PENDING or _probe.cache_info().currsize:
         return
@@ -155,6 +183,11 @@ def _probe(bwrap: str | None) -> str:
                 text=True,
             )
         stdout, stderr = proc.communicate(timeout=60)
+        while _COMPILING:  # the first sandbox then finds the bytecode written
+            try:
+                _COMPILING.pop().wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                pass
     except (OSError, subprocess.TimeoutExpired) as exc:
         if proc is not None:
             proc.kill()
