@@ -150,11 +150,11 @@ def probe_soon() -> None:
             return
     except ValueError:
         return  # ``reason_unavailable`` says it
-    if not _COMPILING:
-        compile_soon()
     bwrap = _bwrap()
     if bwrap is None or bwrap in _PENDING or _probe.cache_info().currsize:
         return
+    if not _COMPILING:
+        compile_soon()
     try:
         _PENDING[bwrap] = subprocess.Popen(
             _probe_argv(bwrap),
