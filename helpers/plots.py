@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_WIDTH",
+    "SERIES_COLOURS",
+    "SERIES_DASHES",
+    "SERIES_MARKERS",
     "Picture",
     "distance_by_length_figure",
     "layout_figure",
@@ -40,6 +43,7 @@ __all__ = [
     "pe_heatmaps",
     "profile_figure",
     "ratio_figure",
+    "series_style",
     "turns_figure",
     "wavelength_figure",
 ]
@@ -87,6 +91,40 @@ class Picture:
 # 1400-pixel window with the file browser open, so the page never shrinks it and its text
 # stays as large as its font sizes say (8 points and up: 10 CSS pixels and up).
 MAX_WIDTH = 860
+
+
+# One palette for every figure of the course: Okabe and Ito's colours ("Color Universal
+# Design", 2008), chosen to stay apart under the common colour-vision deficiencies, in the
+# order the series of a figure take them (the yellow, faint on white, last). Each series also
+# has a line style and a marker of its own, so that no figure tells its curves apart by colour
+# alone; a thing keeps its index, and so its look, in every figure of a notebook.
+SERIES_COLOURS = (
+    "#0072B2",  # blue
+    "#E69F00",  # orange
+    "#009E73",  # bluish green
+    "#CC79A7",  # reddish purple
+    "#D55E00",  # vermilion
+    "#56B4E9",  # sky blue
+    "#000000",  # black
+    "#F0E442",  # yellow
+)
+SERIES_DASHES = (
+    "-",
+    "--",
+    "-.",
+    ":",
+    (0, (5, 1, 1, 1, 1, 1)),
+    (0, (3, 1)),
+    (0, (1, 1)),
+    (0, (8, 2)),
+)
+SERIES_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def series_style(k: int) -> dict[str, object]:
+    """The colour, line style and marker of the ``k``-th series (matplotlib keywords)."""
+    k %= len(SERIES_COLOURS)
+    return {"color": SERIES_COLOURS[k], "linestyle": SERIES_DASHES[k], "marker": SERIES_MARKERS[k]}
 
 
 def _figure(figsize: tuple[float, float], layout: str | None = "constrained") -> Figure:
