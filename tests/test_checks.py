@@ -84,12 +84,14 @@ SPEC_FUNCTIONS = {
     ],
     "12_rope_today": [
         "partial_thetas",
+        "qwen35_rope_angles",
         "proportional_thetas",
         "longrope_thetas",
         "layer_rope_bases",
         "llama4_attn_scales",
         "rerotate_keys",
         "sink_cache_update",
+        "sink_softmax",
         "mla_cache_values",
     ],
     "13_train_short": [
@@ -149,6 +151,12 @@ SPEC_MISTAKES = {
     "llama4_attn_scales": 1,  # without the + 1
     "rerotate_keys": 1,  # turned forward
     "sink_cache_update": 1,  # built on the forward turn
+    # 12's 2026 additions: the full head's rates (Gemma 4's rule, or the interleave run over
+    # head_dim/2 pairs and cut after: the same output); the sections in blocks
+    "qwen35_rope_angles": 2,
+    # the sink without effect (kept as a key and renormalised, or added to the scores: the same
+    # output, rows summing to 1); no maximum that includes the sink; one sink for all heads
+    "sink_softmax": 3,
     # 13_train_short
     "next_token_loss": 3,  # no maximum subtracted; the mean over positions; log base 2
     "chain_entropy": 3,  # pairs weighted equally; h1 unconditional; log base 2

@@ -416,7 +416,7 @@ def test_mrope_interleaved_angles_equal_qwen3_vl():
     compared = 0
     for case in data["cases"]:
         d, base, section = case["d"], case["base"], case["mrope_section"]
-        if 3 * max(section[1:]) > d // 2:
+        if 3 * section[1] > d // 2 + 1 or 3 * section[2] > d // 2:
             with pytest.raises(ValueError, match="mrope_section"):
                 ref.mrope_interleaved_angles(case["position_ids"], d, base, section)
             continue
@@ -453,3 +453,23 @@ def test_mrope_interleaved_by_hand():
     th = ref.thetas(d, 1e4)
     want = [{"t": 3, "h": 5, "w": 7}[a] * th[j] for j, a in enumerate(pattern)]
     assert np.allclose(got, want, rtol=1e-15)
+
+
+def test_mrope_interleaved_bound_is_where_qwen3_vl_stops_cutting():
+    """At 3 * s_h = d/2 + 1 HF's slice(1, 3 * s_h, 3) still gives the height its s_h pairs, and
+    the course takes the section (Qwen3.5's [11, 11, 10] on 32 pairs); at 3 * s_w = d/2 + 1 HF
+    gives the width s_w - 1 pairs (recorded), and the course refuses it."""
+    for case in recent()["mrope_interleaved_edge"]:
+        d, section = case["d"], case["mrope_section"]
+        if case["pairs_per_axis"] == section:
+            assert 3 * section[1] <= d // 2 + 1 and 3 * section[2] <= d // 2
+            within(
+                ref.mrope_interleaved_angles(case["position_ids"], d, case["base"], section),
+                case["angles"],
+            )
+        else:
+            assert case["pairs_per_axis"][2] == section[2] - 1  # HF cut the width short
+            with pytest.raises(ValueError, match="mrope_section"):
+                ref.mrope_interleaved_angles(case["position_ids"], d, case["base"], section)
+    taken = [c["mrope_section"] for c in recent()["mrope_interleaved_edge"]]
+    assert [11, 11, 10] in taken and [10, 11, 11] in taken

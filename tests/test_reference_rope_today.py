@@ -10,7 +10,9 @@ which later versions no longer have). Tolerances, as the spec says: the course's
 factor, ``1e-6 * max(1, max |b|)`` per step for the re-rotations (4.52.4 rounds its
 re-rotation cos and sin to float32), exact for layer plans and cache sizes. Section 7's table of
 recent models is checked against transformers' own initialisers, recorded by
-bench/record_transformers_recent.py in tests/data/transformers_rope_recent.json.
+bench/record_transformers_recent.py in tests/data/transformers_rope_recent.json, which also holds
+Qwen3.5's partial interleaved M-RoPE (``Qwen3_5TextRotaryEmbedding``) and gpt-oss's learned sinks
+(``eager_attention_forward``) from transformers 5.24.0, 48 cases each.
 """
 
 from __future__ import annotations
@@ -31,8 +33,10 @@ from helpers.reference import (
     mla_cache_values,
     partial_thetas,
     proportional_thetas,
+    qwen35_rope_angles,
     rerotate_keys,
     sink_cache_update,
+    sink_softmax,
     thetas,
 )
 
@@ -466,3 +470,135 @@ def test_recent_table_rates_of_pairs_0_quarter_and_last():
         rates = RECENT[name]["inv_freq"]
         picked = (rates[0], rates[len(rates) // 2], rates[-1])
         assert np.allclose(picked, values, rtol=6e-6, atol=0), (name, picked)
+
+
+# --------------------------------------------------------------------------- 2026's models
+
+RECORDED = json.loads(
+    (Path(__file__).parent / "data" / "transformers_rope_recent.json").read_text(encoding="utf-8")
+)
+
+
+def test_qwen35_rope_angles_match_qwen3_5_text_rotary_embedding():
+    """Every recorded case of Qwen3_5TextRotaryEmbedding (transformers 5.24.0, float32 angles)
+    within the course tolerance; the largest relative difference is float32's rounding."""
+    data = RECORDED["qwen35"]
+    assert RECORDED["transformers"] == "5.24.0" and len(data["cases"]) >= 40
+    worst = 0.0
+    for c in data["cases"]:
+        got = qwen35_rope_angles(
+            c["position_ids"],
+            c["head_dim"],
+            c["partial_rotary_factor"],
+            c["base"],
+            c["mrope_section"],
+        )
+        rot = int(c["head_dim"] * c["partial_rotary_factor"])
+        assert got.shape == (len(c["position_ids"][0]), rot // 2) and c["cos_width"] == rot
+        ok, err = course_agree(got, c["angles"])
+        assert ok, (c["head_dim"], c["partial_rotary_factor"], c["mrope_section"], err)
+        worst = max(worst, err)
+    assert worst < 1e-6  # float32: about 6e-8 per operation
+
+
+def test_qwen35_released_setting():
+    """head_dim 256, factor 0.25, [11, 11, 10], base 1e7: 32 pairs at a 64-dim RoPE's rates;
+    height on pairs 1, 4, ..., 31 (11), width on 2, 5, ..., 29 (10), temporal the other 11."""
+    unit = qwen35_rope_angles(np.eye(3, dtype=int), 256, 0.25, 1e7, [11, 11, 10])
+    assert unit.shape == (3, 32)
+    axes = unit.argmax(axis=0)
+    assert list(np.flatnonzero(axes == 1)) == list(range(1, 32, 3))
+    assert list(np.flatnonzero(axes == 2)) == list(range(2, 30, 3))
+    assert np.count_nonzero(axes == 0) == 11
+    rates = unit.max(axis=0)
+    assert np.array_equal(rates, thetas(64, 1e7))
+    # each axis's fastest rate: 1, 1e7 ** (-2/64), 1e7 ** (-4/64)
+    np.testing.assert_allclose(unit.max(axis=1), [1.0, 0.604296, 0.365174], rtol=1e-6)
+    released = RECORDED["configs"]["qwen3_5_released"]
+    ok, _ = course_agree(rates, released["inv_freq"])
+    assert ok and released["attention_factor"] == 1.0
+
+
+def test_qwen35_text_only_is_1d_rope_of_the_rotated_part_bitwise():
+    assert RECORDED["qwen35"]["text_only_is_1d_bitwise"]
+    p = np.arange(500)
+    got = qwen35_rope_angles(np.stack([p, p, p]), 256, 0.25, 1e7, [11, 11, 10])
+    assert np.array_equal(got, np.outer(p, thetas(64, 1e7)))
+
+
+def test_qwen35_refuses_the_section_hf_cuts_silently():
+    """[10, 12, 10] on 32 pairs: HF's slice(1, 36, 3) gives the height 11 pairs, not 12."""
+    past = RECORDED["qwen35"]["past_the_bound"]
+    assert past["mrope_section"] == [10, 12, 10] and past["pairs_per_axis"] == [11, 11, 10]
+    with pytest.raises(ValueError, match="3 \\* s_h <= 33"):
+        qwen35_rope_angles([[0], [1], [2]], 256, 0.25, 1e7, [10, 12, 10])
+
+
+def test_sink_softmax_matches_gpt_oss_eager_attention():
+    """Every recorded case of gpt-oss's eager attention weights (float64) within 1e-15."""
+    cases = RECORDED["sinks"]["cases"]
+    assert len(cases) >= 40
+    worst = 0.0
+    for c in cases:
+        scores = np.where(np.array(c["hidden"]), -np.inf, np.array(c["scores"]))
+        got = sink_softmax(scores, c["sink_logits"])
+        want = np.array(c["weights"])
+        assert got.shape == want.shape
+        worst = max(worst, float(np.max(np.abs(got - want))))
+    assert worst < 1e-14  # float64 round-off
+
+
+def test_sink_softmax_visible_numbers():
+    np.testing.assert_allclose(sink_softmax([[[0.0, 0.0]]], [0.0]), [[[1 / 3, 1 / 3]]])
+    hf = RECORDED["sinks"]["cases"]
+    assert hf[0]["weights"] == [[[[1 / 3, 1 / 3]]]] and hf[1]["weights"] == [[[[0.5, 0.5]]]]
+    got = sink_softmax([[[1000.0, 1000.0]]], [0.0])
+    assert np.array_equal(got, [[[0.5, 0.5]]])
+    s = np.array([[[1.0, 2.0, 3.0]]])
+    plain = np.exp(s - 3) / np.exp(s - 3).sum()
+    np.testing.assert_allclose(sink_softmax(s, [-np.inf]), plain, rtol=1e-15)
+    hidden = sink_softmax([[[-np.inf, -np.inf]]], [0.7])
+    assert np.array_equal(hidden, [[[0.0, 0.0]]])
+
+
+def test_sink_softmax_rows_leave_the_sink_its_share():
+    """Independent: the weights and the sink's exp(sink - lse) add up to 1 per row."""
+    rng = np.random.default_rng(4)
+    s, sink = rng.normal(size=(2, 3, 4, 5)), rng.normal(size=3)
+    w = sink_softmax(s, sink)
+    full = np.concatenate([s, np.broadcast_to(sink[:, None, None], (2, 3, 4, 1))], axis=-1)
+    lse = np.log(np.exp(full).sum(axis=-1))
+    np.testing.assert_allclose(w.sum(axis=-1) + np.exp(sink[:, None] - lse), 1.0, rtol=1e-14)
+
+
+@pytest.mark.parametrize(
+    ("fn", "args", "words"),
+    [
+        (qwen35_rope_angles, ([[0], [1]], 256, 0.25, 1e7, [11, 11, 10]), "position_ids"),
+        (qwen35_rope_angles, ([[0], [1], [-1]], 256, 0.25, 1e7, [11, 11, 10]), "position_ids"),
+        (qwen35_rope_angles, ([[0], [1], [2]], 256, 0.0, 1e7, [11, 11, 10]), "partial_rotary"),
+        (qwen35_rope_angles, ([[0], [1], [2]], 64, 0.3, 1e7, [3, 3, 3]), "= 19"),
+        (qwen35_rope_angles, ([[0], [1], [2]], 256, 0.25, 1e7, [44, 44, 40]), "rot/2 = 32"),
+        (qwen35_rope_angles, ([[0], [1], [2]], 64, 0.25, 1e4, [2, 3, 3]), "3 \\* s_w <= 8"),
+        (qwen35_rope_angles, ([[0], [1], [2]], 255, 0.25, 1e7, [11, 11, 10]), "head_dim"),
+        (qwen35_rope_angles, ([[0], [1], [2]], 256, 0.25, 1.0, [11, 11, 10]), "base"),
+        (sink_softmax, ([[0.0, 1.0]], [0.0]), "scores"),
+        (sink_softmax, ([[[0.0, 1.0]]], [0.0, 1.0]), "one logit per head"),
+        (sink_softmax, ([[[0.0, np.nan]]], [0.0]), "nan"),
+        (sink_softmax, ([[[0.0, np.inf]]], [0.0]), "nan or \\+inf"),
+        (sink_softmax, ([[[0.0, 1.0]]], [np.nan]), "sink_logits"),
+        (sink_softmax, ([[[-np.inf, -np.inf]]], [-np.inf]), "no weights"),
+    ],
+)
+def test_bad_input_of_2026s_functions_is_refused_by_name(fn, args, words):
+    with pytest.raises(ValueError, match=words):
+        fn(*args)
+
+
+def test_2026s_functions_change_no_argument():
+    ids, section = np.array([[0, 5], [1, 6], [2, 7]]), [11, 11, 10]
+    scores, sinks = np.array([[[0.0, -np.inf, 2.0]]]), [0.5]
+    qwen35_rope_angles(ids, 256, 0.25, 1e7, section)
+    sink_softmax(scores, sinks)
+    assert ids.tolist() == [[0, 5], [1, 6], [2, 7]] and section == [11, 11, 10]
+    assert scores.tolist() == [[[0.0, -np.inf, 2.0]]] and sinks == [0.5]

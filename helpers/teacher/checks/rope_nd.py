@@ -561,6 +561,12 @@ def _interleaved_fixed() -> list[Case]:
             tr("text only, d=8, [2, 1, 1], lists"),
         ),
         Case((ids, 12, 1e4, [2, 2, 2]), {}, tr("sections at the limit: [2, 2, 2], d=12"), "edge"),
+        Case(
+            (ids, 16, 1e4, [3, 3, 2]),
+            {},
+            tr("a height section at its bound: 3 * 3 = d/2 + 1, d=16, [3, 3, 2]"),
+            "edge",
+        ),
         Case((ids, 8, 1e4, [2, 2, 0]), {}, tr("bad input: a height section of 2 pairs at d=8")),
         Case((ids[:2], 8, 1e4, [2, 1, 1]), {}, tr("bad input: ids of 2 rows")),
     ]
@@ -571,7 +577,7 @@ def _interleaved_random(rng: np.random.Generator) -> list[Case]:
     for _ in range(5):
         d = int(2 * rng.integers(3, 129))
         half = d // 2
-        s_h = int(rng.integers(0, half // 3 + 1))
+        s_h = int(rng.integers(0, (half + 1) // 3 + 1))  # 3 s_h <= d/2 + 1
         s_w = int(rng.integers(0, min(half // 3, half - s_h) + 1))
         section = [half - s_h - s_w, s_h, s_w]
         ids = rng.integers(0, 4097, size=(3, int(rng.integers(1, 9))))

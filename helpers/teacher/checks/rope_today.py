@@ -4,11 +4,12 @@ For each graded function of the notebook, in notebook order: its fixed cases (th
 the notebook shows, the edges, bad input), its random cases over the spec's ranges (d 4 ..
 512, bases 1e2 .. 1e6, fractions 0.02 .. 1, LongRoPE lists with original lengths 512 ..
 8192, 1 .. 80 layers, floor_scale 1024 .. 16384 and positions up to 5e5, windows of 4 .. 40
-with 0 .. 4 sinks), and its known mistakes. A mistake is recognised by what it does to the
-output (the rates of the other fraction rule, the long factors already at original_max, the
-plan shifted by one layer or its two bases swapped, the scale without the + 1, the keys
-turned forward), so any way of writing it is named; beside each message sits the wrong
-output it recognises.
+with 0 .. 4 sinks, scores of 1 .. 8 heads with hidden keys), and its known mistakes. A
+mistake is recognised by what it does to the output (the rates of the other fraction rule,
+the M-RoPE axes in blocks, the long factors already at original_max, the plan shifted by one
+layer or its two bases swapped, the scale without the + 1, the keys turned forward, rows
+that sum to 1 or hold nan, another head's sink), so any way of writing it is named; beside
+each message sits the wrong output it recognises.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ import numpy as np
 from helpers.i18n import tr
 from helpers.teacher import reference as ref
 from helpers.teacher.checks.base import Case, FunctionCheck, Mistake, fmt, maybe_list
+from helpers.teacher.reference.rope_nd import interleaved_axes
 
 # The notebook's settings.
 NEOX_D, GEMMA4_D = 96, 512
 SHORT, LONG = [1.0, 1.1, 1.5, 2.0], [1.0, 2.0, 8.0, 30.0]
 LLAMA4_POSITIONS = [0, 8190, 8191, 16383, 65535, 999999]
+QWEN35 = (256, 0.25, 1e7, [11, 11, 10])  # head_dim, partial_rotary_factor, base, mrope_section
 
 
 def rate_base(rng: np.random.Generator) -> float:
@@ -114,6 +117,187 @@ PARTIAL_THETAS = FunctionCheck(
     fixed=_partial_fixed,
     random=_partial_random,
     mistakes=(M_PARTIAL_OVER_D,),
+)
+
+
+# --------------------------------------------------------------------------- qwen35_rope_angles
+
+
+def _qwen35_label(ids, head_dim, p, base, section) -> str:
+    n = np.shape(ids)[-1] if np.ndim(ids) == 2 else "?"
+    return (
+        f"{n} tokens, head_dim={head_dim}, partial_rotary_factor={fmt(p)}, base={fmt(base)}, "
+        f"mrope_section={list(section)}"
+    )
+
+
+def _qwen35_fixed() -> list[Case]:
+    image = ref.mrope_position_ids([("text", 1), ("image", (4, 4)), ("text", 1)])
+    example = ref.mrope_position_ids([("text", 2), ("image", (4, 6)), ("text", 2)])
+    p = np.arange(6)
+    return [
+        Case(
+            (np.eye(3, dtype=np.int64), *QWEN35),
+            {},
+            tr("ids 1 on one axis each, Qwen3.5's setting (head_dim 256, 0.25, [11, 11, 10], 1e7)"),
+        ),
+        Case((image, *QWEN35), {}, tr("an image of 2 x 2 tokens, Qwen3.5's setting")),
+        Case(
+            (np.stack([p, p, p]).tolist(), 16, 0.5, 1e4, [2, 1, 1]),
+            {},
+            tr("text only, head_dim 16, half rotated, [2, 1, 1], lists"),
+        ),
+        Case(
+            (example, 8, 1.0, 1e4, [2, 1, 1]),
+            {},
+            tr("every dim rotates (factor 1): 11's interleave, d=8, [2, 1, 1]"),
+            "edge",
+        ),
+        Case(
+            (example, 64, 0.25, 1e4, [2, 3, 3]),
+            {},
+            tr("bad input: a width section of 3 pairs on 8 (3 * 3 > 8)"),
+        ),
+        Case(
+            (image, 256, 0.25, 1e7, [44, 44, 40]),
+            {},
+            tr("bad input: sections of head_dim/2 = 128 pairs, not rot/2 = 32"),
+        ),
+        Case(
+            (example, 64, 0.3, 1e4, [3, 3, 3]),
+            {},
+            tr("bad input: head_dim=64, factor 0.3 (19 dims)"),
+        ),
+        Case((example[:2], *QWEN35), {}, tr("bad input: ids of 2 rows")),
+    ]
+
+
+def _qwen35_random(rng: np.random.Generator, n: int = 6) -> list[Case]:
+    cases = []
+    while len(cases) < n:
+        hd, p = head_dim(rng), fraction(rng)
+        rot = int(hd * p)
+        half = rot // 2
+        if rot % 2 or half < 2:
+            continue
+        s_h = int(rng.integers(0, (half + 1) // 3 + 1))
+        s_w = int(rng.integers(0, min(half // 3, half - s_h) + 1))
+        section = [half - s_h - s_w, s_h, s_w]
+        base = float(10.0 ** rng.uniform(2.0, 7.0))
+        ids = rng.integers(0, 4097, size=(3, int(rng.integers(1, 9))))
+        cases.append(
+            Case(
+                (maybe_list(rng, ids), hd, p, base, section),
+                {},
+                _qwen35_label(ids, hd, p, base, section),
+            )
+        )
+    return cases
+
+
+def _qwen35_parts(position_ids, head_dim, partial_rotary_factor, base, mrope_section):
+    """The ids (3, N), rot, the rotated part's rates and the full head's first rot/2 rates."""
+    ref.qwen35_rope_angles(position_ids, head_dim, partial_rotary_factor, base, mrope_section)
+    ids = np.asarray(position_ids, dtype=np.float64)
+    rot = int(head_dim * partial_rotary_factor)
+    return ids, rot, ref.thetas(rot, base), ref.thetas(head_dim, base)[: rot // 2]
+
+
+def qwen35_full_head_rates(position_ids, head_dim, partial_rotary_factor, base, mrope_section):
+    """The right axes at the full head's rates base ** (-2j / head_dim): Gemma 4's rule."""
+    ids, rot, _, full = _qwen35_parts(
+        position_ids, head_dim, partial_rotary_factor, base, mrope_section
+    )
+    which = interleaved_axes(rot // 2, mrope_section[1], mrope_section[2], mrope_section, "")
+    return ids[which].T * full
+
+
+def qwen35_interleave_then_cut(position_ids, head_dim, partial_rotary_factor, base, mrope_section):
+    """11's interleave over all head_dim/2 pairs (the temporal section padded), then the first
+    rot/2 columns kept: the same full-head rates."""
+    ids, rot, _, _ = _qwen35_parts(
+        position_ids, head_dim, partial_rotary_factor, base, mrope_section
+    )
+    pad = [mrope_section[0] + (head_dim - rot) // 2, mrope_section[1], mrope_section[2]]
+    return ref.mrope_interleaved_angles(ids.astype(np.int64), head_dim, base, pad)[:, : rot // 2]
+
+
+def qwen35_in_blocks(position_ids, head_dim, partial_rotary_factor, base, mrope_section):
+    """The sections as contiguous blocks t, h, w (Qwen2-VL's rule) at the rotated part's rates."""
+    ids, _, rates, _ = _qwen35_parts(
+        position_ids, head_dim, partial_rotary_factor, base, mrope_section
+    )
+    return ids[np.repeat(np.arange(3), mrope_section)].T * rates
+
+
+def _columns_follow(got, ids, rates, axes=None) -> bool:
+    """Every column j of got is ids[axis] * rates[j], for the given axis of j (or any axis)."""
+    if got.shape != (ids.shape[1], rates.size):
+        return False
+    for j in range(rates.size):
+        choices = range(3) if axes is None else (int(axes[j]),)
+        if not any(
+            np.allclose(got[:, j], ids[a] * rates[j], rtol=1e-6, atol=1e-9) for a in choices
+        ):
+            return False
+    return True
+
+
+def qwen35_shows_full_head_rates(case: Case, got: np.ndarray, want) -> bool:
+    """Every column turns at the full head's rate base ** (-2j / head_dim), whichever axis it
+    follows: the rates of Gemma 4's rule, or an interleave run over the whole head and cut."""
+    if want is None:
+        return False
+    ids, _rot, rates, full = _qwen35_parts(*case.args)
+    if np.allclose(rates, full):
+        return False  # factor 1: both rules give the same rates
+    return _columns_follow(got, ids, full)
+
+
+def qwen35_shows_blocks(case: Case, got: np.ndarray, want) -> bool:
+    """Column j follows the axis of contiguous blocks t, h, w (at either rule's rates): the
+    interleave left out."""
+    if want is None:
+        return False
+    ids, rot, rates, full = _qwen35_parts(*case.args)
+    blocks = np.repeat(np.arange(3), case.args[4])
+    right = interleaved_axes(rot // 2, case.args[4][1], case.args[4][2], case.args[4], "")
+    if np.array_equal(blocks, right) or np.allclose(ids[blocks], ids[right]):
+        return False  # the blocks and the interleave give the same axes here
+    return _columns_follow(got, ids, rates, blocks) or _columns_follow(got, ids, full, blocks)
+
+
+M_QWEN35_FULL_HEAD = Mistake(
+    "the rates of the full head (2j/head_dim) instead of the rotated part's (2j/rot)",
+    "your pairs turn at base ** (-2j / head_dim), the rates of the whole head (Gemma 4's "
+    "proportional rule, or 11's interleave run over all head_dim/2 pairs and cut after), so "
+    "Qwen3.5's 32 pairs stop at the fast end of a 128-pair spectrum. Qwen3.5 rotates a RoPE of "
+    "rot = int(head_dim * p) dims: pair j < rot/2 turns at base ** (-2j / rot), its axis from "
+    "the interleave over those rot/2 pairs.",
+    qwen35_full_head_rates,
+    variants=(qwen35_interleave_then_cut,),
+    shows=qwen35_shows_full_head_rates,
+)
+
+M_QWEN35_BLOCKS = Mistake(
+    "the sections taken as contiguous blocks (Qwen2-VL's rule)",
+    "your pairs turn in three blocks, the first s_t with the temporal id, then s_h with the "
+    "height, then s_w with the width, as Qwen2-VL's mrope_angles does, so the width gets only "
+    "the slowest rates. Qwen3.5 interleaves them as Qwen3-VL does: pair j turns with the height "
+    "when j % 3 == 1 and j < 3 * s_h, with the width when j % 3 == 2 and j < 3 * s_w, with the "
+    "temporal id otherwise.",
+    qwen35_in_blocks,
+    shows=qwen35_shows_blocks,
+)
+
+
+QWEN35_ROPE_ANGLES = FunctionCheck(
+    name="qwen35_rope_angles",
+    kind="array",
+    fixed=_qwen35_fixed,
+    random=_qwen35_random,
+    mistakes=(M_QWEN35_FULL_HEAD, M_QWEN35_BLOCKS),
+    check_mutation=True,
 )
 
 
@@ -599,6 +783,217 @@ SINK_CACHE_UPDATE = FunctionCheck(
 )
 
 
+# --------------------------------------------------------------------------- sink_softmax
+
+
+def _causal(T: int, S: int) -> np.ndarray:
+    """True where query t may not see key j (keys after S - T + t): the hidden keys."""
+    return np.arange(S)[None, :] > (S - T + np.arange(T))[:, None]
+
+
+def _sink_softmax_fixed() -> list[Case]:
+    rng = np.random.default_rng(21)
+    block = np.where(_causal(3, 4), -np.inf, rng.normal(size=(2, 3, 4)))
+    hidden_row = np.array([[[-np.inf, -np.inf, -np.inf], [0.5, -1.0, -np.inf]]])
+    return [
+        Case(([[[0.0, 0.0]]], [0.0]), {}, tr("scores [[0, 0]], sink 0")),
+        Case(([[[1.0, 2.0, 3.0]]], [-np.inf]), {}, tr("a sink of -inf (the plain softmax)")),
+        Case(([[[1000.0, 1000.0]]], [0.0]), {}, tr("scores [[1000, 1000]], sink 0 (no overflow)")),
+        Case((block, [0.5, -1.0]), {}, tr("2 heads, 3 queries, 4 keys, causal, sinks [0.5, -1]")),
+        Case(
+            (hidden_row, [0.7]),
+            {},
+            tr("a query whose keys are all hidden (the sink takes everything)"),
+            "edge",
+        ),
+        Case(
+            (rng.normal(size=(2, 3, 2, 5)), [0.0, 1.0, -2.0]),
+            {},
+            tr("a batch of 2, 3 heads, lists of sinks"),
+            "edge",
+        ),
+        Case((block, [0.5, -1.0, 0.0]), {}, tr("bad input: 3 sinks for 2 heads")),
+        Case(([[[0.0, np.nan]]], [0.0]), {}, tr("bad input: nan in the scores")),
+        Case(([[0.0, 1.0]], [0.0]), {}, tr("bad input: scores of 2 axes (no head axis)")),
+    ]
+
+
+def _sink_softmax_random(rng: np.random.Generator, n: int = 6) -> list[Case]:
+    cases = []
+    for _ in range(n):
+        lead = tuple(int(v) for v in rng.integers(1, 3, size=int(rng.integers(0, 3))))
+        H, T, S = int(rng.integers(2, 9)), int(rng.integers(1, 7)), int(rng.integers(1, 9))
+        scale = float(rng.choice([1.0, 3.0, 30.0, 1000.0]))
+        scores = rng.normal(scale=scale, size=(*lead, H, T, S))
+        if rng.random() < 0.5:
+            scores = np.where(_causal(T, S), -np.inf, scores)
+        sinks = rng.normal(scale=float(rng.choice([1.0, 5.0, 50.0])), size=H)
+        cases.append(
+            Case(
+                (maybe_list(rng, scores), maybe_list(rng, sinks)),
+                {},
+                f"scores of shape {scores.shape}, scale {fmt(scale)}",
+            )
+        )
+    return cases
+
+
+def _sink_parts(scores, sink_logits):
+    ref.sink_softmax(scores, sink_logits)  # refuses the same input
+    return np.asarray(scores, dtype=np.float64), np.asarray(sink_logits, dtype=np.float64)
+
+
+def _softmax_keys(s: np.ndarray) -> np.ndarray:
+    m = s.max(axis=-1, keepdims=True)
+    e = np.exp(s - m)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def sink_as_key_renormalised(scores, sink_logits) -> np.ndarray:
+    """The sink appended as a key, the softmax taken, the sink dropped and the row
+    renormalised over the keys: the plain softmax, as if there were no sink."""
+    s, sink = _sink_parts(scores, sink_logits)
+    col = np.broadcast_to(sink[:, None, None], (*s.shape[:-1], 1))
+    w = _softmax_keys(np.concatenate([s, col], axis=-1))[..., :-1]
+    return w / w.sum(axis=-1, keepdims=True)
+
+
+def sink_added_to_scores(scores, sink_logits) -> np.ndarray:
+    """softmax(scores + sink_h): the sink shifts every score of the row, which the softmax
+    cancels."""
+    s, sink = _sink_parts(scores, sink_logits)
+    return _softmax_keys(s + sink[:, None, None])
+
+
+def sink_no_max(scores, sink_logits) -> np.ndarray:
+    """exp(s) / (sum exp(s) + exp(sink)) without any maximum subtracted."""
+    s, sink = _sink_parts(scores, sink_logits)
+    e = np.exp(s)
+    return e / (e.sum(axis=-1, keepdims=True) + np.exp(sink[:, None, None]))
+
+
+def sink_row_max_only(scores, sink_logits) -> np.ndarray:
+    """The maximum of the keys subtracted, not the sink's: a row whose keys are all hidden
+    gives -inf - -inf = nan."""
+    s, sink = _sink_parts(scores, sink_logits)
+    m = s.max(axis=-1, keepdims=True)
+    e = np.exp(s - m)
+    return e / (e.sum(axis=-1, keepdims=True) + np.exp(sink[:, None, None] - m))
+
+
+def _with_sinks(s: np.ndarray, sink: np.ndarray) -> np.ndarray:
+    """The right formula with sink broadcast against s as given (any shape)."""
+    m = np.maximum(s.max(axis=-1, keepdims=True), sink)
+    e = np.exp(s - m)
+    return e / (e.sum(axis=-1, keepdims=True) + np.exp(sink - m))
+
+
+def sink_of_head_0(scores, sink_logits) -> np.ndarray:
+    """One sink for all heads: head 0's."""
+    s, sink = _sink_parts(scores, sink_logits)
+    return _with_sinks(s, np.full((1, 1, 1), sink[0]))
+
+
+def _row_sums(got, s):
+    """Rows where a key is visible, with their sums (the weights not given to the sink)."""
+    visible = np.isfinite(s).any(axis=-1)
+    return visible, got.sum(axis=-1)
+
+
+def sink_shows_no_effect(case: Case, got: np.ndarray, want) -> bool:
+    """Every finite row with a visible key sums to 1 where the right weights leave a share to
+    the sink: the sink has no effect (a row of hidden keys may come out as nan beside it)."""
+    if want is None or got.shape != want.shape:
+        return False
+    s = np.asarray(case.args[0], dtype=np.float64)
+    visible, sums = _row_sums(got, s)
+    rows = visible & np.isfinite(got).all(axis=-1)
+    if not np.any(rows & (want.sum(axis=-1) < 1 - 1e-6)):
+        return False
+    return bool(np.allclose(sums[rows], 1.0, atol=1e-9))
+
+
+def sink_shows_overflow(case: Case, got: np.ndarray, want) -> bool:
+    """nan or inf where the right weights are finite, and the right weights wherever the
+    answer is finite: no maximum that includes the sink, and nothing else wrong."""
+    if want is None or got.shape != want.shape or not np.all(np.isfinite(want)):
+        return False
+    finite = np.isfinite(got)
+    if np.all(finite):
+        return False
+    return bool(np.allclose(got[finite], want[finite], rtol=1e-6, atol=1e-9))
+
+
+def sink_shows_other_heads_sink(case: Case, got: np.ndarray, want) -> bool:
+    """Each row is the softmax of its scores times a share left to a sink, but the sink that
+    share implies is not its head's: the sinks broadcast on the wrong axis, or one for all."""
+    if want is None or got.shape != want.shape or not np.all(np.isfinite(got)):
+        return False
+    s = np.asarray(case.args[0], dtype=np.float64)
+    sink = np.asarray(case.args[1], dtype=np.float64)
+    if sink.size < 2 or np.ptp(sink) < 1e-6:
+        return False
+    visible, r = _row_sums(got, s)
+    ok = visible & (r > 1e-290) & (r < 1 - 1e-6)  # a share to the sink that can be read
+    if not np.any(ok):
+        return False
+    with np.errstate(all="ignore"):
+        rows = np.where(ok[..., None], s, 0.0)  # the rows read below; hidden keys stay -inf
+        shape = np.where(ok[..., None], got / np.where(ok, r, 1.0)[..., None], 0.0)
+        plain = _softmax_keys(rows)
+        if not np.allclose(shape[ok], plain[ok], rtol=1e-6, atol=1e-9):
+            return False  # not the softmax of the scores with a share taken off
+        m = rows.max(axis=-1)
+        lse = m + np.log(np.exp(rows - m[..., None]).sum(axis=-1))
+        implied = lse + np.log1p(-r) - np.log(r)  # exp(sink) = (1 - r) / r * sum_k exp(s_k)
+    own = np.broadcast_to(sink[:, None], implied.shape)
+    return bool(np.any(np.abs(implied - own)[ok] > 1e-4 * (1 + np.abs(own[ok]))))
+
+
+M_SINK_NO_EFFECT = Mistake(
+    "the sink has no effect (the rows sum to 1)",
+    "every row of your weights sums to 1, as a plain softmax over the keys does: the sink "
+    "takes nothing. That happens when the sink is kept as a key and the row renormalised over "
+    "the keys, or when sink_h is added to the scores (the softmax cancels a shift of the whole "
+    "row). The sink belongs in the denominator only: w_j = exp(s_j) / (sum_k exp(s_k) + "
+    "exp(sink_h)), so the row sums to less than 1 ([[0, 0]] with sink 0 gives [1/3, 1/3]).",
+    sink_as_key_renormalised,
+    variants=(sink_added_to_scores,),
+    shows=sink_shows_no_effect,
+)
+
+M_SINK_OVERFLOW = Mistake(
+    "no maximum subtracted that includes the sink (overflow or nan)",
+    "your weights hold nan or inf where the right ones are finite: exp of a score of 1000 "
+    "overflows, and a query whose keys are all hidden gives -inf - (-inf) = nan. Subtract "
+    "m = max(max_k s_k, sink_h) from every score and from the sink before exp: the result is "
+    "the same, and exp never sees a number above 0.",
+    sink_no_max,
+    variants=(sink_row_max_only,),
+    shows=sink_shows_overflow,
+)
+
+M_SINK_WRONG_HEAD = Mistake(
+    "one sink for all heads (the sinks broadcast on the wrong axis)",
+    "the share your rows leave to the sink is not their own head's: one sink serves every "
+    "head, or sink_logits was broadcast against the keys instead of the heads. sink_logits "
+    "holds one logit per head, for the axis H of scores (..., H, T, S): reshape it to "
+    "(H, 1, 1) so that head h's rows use sink_h.",
+    sink_of_head_0,
+    shows=sink_shows_other_heads_sink,
+)
+
+
+SINK_SOFTMAX = FunctionCheck(
+    name="sink_softmax",
+    kind="array",
+    fixed=_sink_softmax_fixed,
+    random=_sink_softmax_random,
+    mistakes=(M_SINK_OVERFLOW, M_SINK_NO_EFFECT, M_SINK_WRONG_HEAD),
+    check_mutation=True,
+)
+
+
 # --------------------------------------------------------------------------- mla_cache_values
 
 
@@ -634,11 +1029,13 @@ ASSIGNMENT = "12_rope_today"
 # The graded functions in notebook order.
 CHECKS = (
     PARTIAL_THETAS,
+    QWEN35_ROPE_ANGLES,
     PROPORTIONAL_THETAS,
     LONGROPE_THETAS,
     LAYER_ROPE_BASES,
     LLAMA4_ATTN_SCALES,
     REROTATE_KEYS,
     SINK_CACHE_UPDATE,
+    SINK_SOFTMAX,
     MLA_CACHE_VALUES,
 )

@@ -288,18 +288,31 @@ def mrope_interleaved_angles(position_ids, d, base, mrope_section) -> np.ndarray
     pair j turns with the height id when j % 3 == 1 and j < 3 * s_h, with the width id when
     j % 3 == 2 and j < 3 * s_w, with the temporal id otherwise, at theta_j = thetas(d, base)[j]
     (transformers' ``Qwen3VLTextRotaryEmbedding``): every axis gets fast and slow rates.
-    ``mrope_section = [s_t, s_h, s_w]`` adds up to d/2, with 3 * s_h and 3 * s_w <= d/2.
+    ``mrope_section = [s_t, s_h, s_w]`` adds up to d/2, with 3 * s_h <= d/2 + 1 and
+    3 * s_w <= d/2 (the height's pairs 1, 4, ... and the width's 2, 5, ... stay below d/2).
     # shapes: position_ids (3, N) -> (N, d // 2)
     """
     ids, th, (_, s_h, s_w) = _mrope_ids_and_sections(position_ids, d, base, mrope_section)
-    half = th.size
-    if 3 * s_h > half or 3 * s_w > half:
+    return ids[interleaved_axes(th.size, s_h, s_w, mrope_section, "d/2"), :].T * th
+
+
+def interleaved_axes(half: int, s_h: int, s_w: int, mrope_section, what: str) -> np.ndarray:
+    """The axis (0 t, 1 h, 2 w) of each of ``half`` pairs in the interleave t, h, w, t, h, w, ...
+
+    pair j: 1 when j % 3 == 1 and j < 3 s_h, 2 when j % 3 == 2 and j < 3 s_w, else 0.
+    The height's last pair is 3 s_h - 2 and the width's 3 s_w - 1: both must be < half, so
+    3 s_h <= half + 1 and 3 s_w <= half (transformers' slice(1, 3 s_h, 3) and
+    slice(2, 3 s_w, 3) would otherwise cut the section short, silently).
+    # shape: (half,), int64
+    """
+    if 3 * s_h > half + 1 or 3 * s_w > half:
         raise ValueError(
-            f"mrope_section {list(mrope_section)!r}: a height or width section of s pairs "
-            f"interleaves over 3 * s pairs, more than d/2 = {half}"
+            f"mrope_section {list(mrope_section)!r}: the height's s_h pairs end at pair "
+            f"3 * s_h - 2 and the width's s_w at 3 * s_w - 1, which must stay below "
+            f"{what} = {half} (3 * s_h <= {half + 1}, 3 * s_w <= {half})"
         )
     j = np.arange(half)
     which = np.zeros(half, dtype=np.int64)  # the temporal id unless taken below
     which[(j % 3 == 1) & (j < 3 * s_h)] = 1
     which[(j % 3 == 2) & (j < 3 * s_w)] = 2
-    return ids[which, :].T * th
+    return which

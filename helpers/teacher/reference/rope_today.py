@@ -1,8 +1,8 @@
 """The reference maths of 12_rope_today: RoPE in today's models.
 
-Partial and proportional rotary (GPT-NeoX, Gemma 4), LongRoPE's per-pair factors (Phi-3),
+Partial and proportional rotary (GPT-NeoX, Gemma 4), Qwen3.5's partial interleaved M-RoPE, LongRoPE's per-pair factors (Phi-3),
 per-layer RoPE plans (Gemma 3, Llama 4) and Llama 4's attention temperature, the
-re-rotation of cached keys (StreamingLLM's sink cache) and the cache size of multi-head
+re-rotation of cached keys (StreamingLLM's sink cache), gpt-oss's learned attention sinks and the cache size of multi-head
 latent attention (DeepSeek-V3). Vectorised numpy, float64; pairs are interleaved, pair
 ``i`` is dimensions ``(2i, 2i+1)``; rotations are counter-clockwise. Conventions of the
 whole reference: ``helpers.teacher.reference``.
@@ -17,15 +17,18 @@ import numpy as np
 
 from helpers import validate
 from helpers.teacher.reference.rope import _rotate_pairs, thetas
+from helpers.teacher.reference.rope_nd import interleaved_axes
 
 __all__ = [  # noqa: RUF022  (in the order the notebook teaches them)
     "partial_thetas",
+    "qwen35_rope_angles",
     "proportional_thetas",
     "longrope_thetas",
     "layer_rope_bases",
     "llama4_attn_scales",
     "rerotate_keys",
     "sink_cache_update",
+    "sink_softmax",
     "mla_cache_values",
 ]
 
@@ -73,6 +76,50 @@ def partial_thetas(d, base, partial_rotary_factor) -> np.ndarray:
     out = np.zeros(d // 2)
     out[: rot // 2] = thetas(rot, base)
     return out
+
+
+def qwen35_rope_angles(
+    position_ids, head_dim, partial_rotary_factor, base, mrope_section
+) -> np.ndarray:
+    """Qwen3.5's text rotary: interleaved M-RoPE on a partially rotated head (12_rope_today).
+
+    rot = int(head_dim * p) dims rotate, at a rot-dim RoPE's rates r_j = base ** (-2 j / rot);
+    pair j < rot/2 turns with the height id when j % 3 == 1 and j < 3 s_h, with the width id
+    when j % 3 == 2 and j < 3 s_w, with the temporal id otherwise (11's interleave):
+        angle[n, j] = position_ids[axis_j, n] * r_j
+    mrope_section = [s_t, s_h, s_w] adds up to rot/2, 3 s_h <= rot/2 + 1, 3 s_w <= rot/2;
+    the other head_dim - rot dims pass through unrotated.
+    (Qwen3.5: head_dim 256, p 0.25, [11, 11, 10], base 1e7: 32 pairs, h on 1, 4, ..., 31)
+    # shapes: position_ids (3, N) -> (N, rot // 2)
+    """
+    ids = validate.positions(position_ids, "position_ids")
+    if ids.ndim != 2 or ids.shape[0] != 3:
+        raise ValueError(
+            f"position_ids must have shape (3, N) (temporal, height, width), got {ids.shape}"
+        )
+    head_dim = validate.dim(head_dim, "head_dim")
+    p = _fraction(partial_rotary_factor)
+    base = validate.base(base)
+    rot = int(head_dim * p)
+    if rot < 2 or rot % 2:
+        raise ValueError(
+            f"int(head_dim * partial_rotary_factor) must be an even number >= 2 of rotated dims, "
+            f"got int({head_dim} * {partial_rotary_factor!r}) = {rot}"
+        )
+    half = rot // 2
+    sec = list(mrope_section) if isinstance(mrope_section, (list, tuple, np.ndarray)) else None
+    if (
+        sec is None
+        or len(sec) != 3
+        or any(isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0 for v in sec)
+        or sum(sec) != half
+    ):
+        raise ValueError(
+            f"mrope_section must be 3 integers >= 0 adding up to rot/2 = {half} (rot = "
+            f"int(head_dim * partial_rotary_factor) = {rot}), got {mrope_section!r}"
+        )
+    which = interleaved_axes(half, int(sec[1]), int(sec[2]), mrope_section, "rot/2")
+    return ids[which, :].T * thetas(rot, base)
 
 
 def proportional_thetas(d, base, partial_rotary_factor, factor=1.0) -> np.ndarray:
@@ -227,6 +274,39 @@ def sink_cache_update(cache, new_keys, num_sink, base=10000.0) -> np.ndarray:
     out[num_sink : W - n] = _rotate_pairs(c[num_sink + n :], even, odd, -n * th)  # back by n
     out[W - n :] = _rotate_pairs(new, even, odd, np.arange(W - n, W)[:, None] * th)
     return out
+
+
+def sink_softmax(scores, sink_logits) -> np.ndarray:
+    """gpt-oss's learned attention sinks: a softmax whose denominator holds one more logit per
+    head (notebook 12_rope_today).
+
+    w[..., h, t, j] = exp(s_tj - m) / (sum_k exp(s_tk - m) + exp(sink_h - m)),
+    m = max(max_k s_tk, sink_h)   (the sink inside the maximum: stable, and a row whose keys
+    are all hidden, -inf, gives zeros); each row sums to less than 1, the rest went to the sink.
+    # shapes: scores (..., H, T, S), sink_logits (H,) -> (..., H, T, S)
+    """
+    s = validate.matrix(scores, "scores")
+    if s.ndim < 3:
+        raise ValueError(
+            f"scores must have shape (..., H, T, S) (heads, queries, keys), got {s.shape}"
+        )
+    sink = validate.matrix(sink_logits, "sink_logits")
+    if sink.shape != (s.shape[-3],):
+        raise ValueError(
+            f"sink_logits must hold one logit per head, shape ({s.shape[-3]},) for scores of "
+            f"shape {s.shape}, got {sink.shape}"
+        )
+    for name, x in (("scores", s), ("sink_logits", sink)):
+        if np.any(np.isnan(x)) or np.any(x == np.inf):
+            raise ValueError(f"{name} must be finite or -inf (a hidden key), got nan or +inf")
+    sink = sink[:, None, None]  # (H, 1, 1): broadcast over queries and keys
+    m = np.maximum(s.max(axis=-1, keepdims=True, initial=-np.inf), sink)  # (..., H, T, 1)
+    if np.any(np.isneginf(m)):
+        raise ValueError(
+            "a row whose keys are all hidden (-inf) and whose head's sink is -inf has no weights"
+        )
+    e = np.exp(s - m)
+    return e / (e.sum(axis=-1, keepdims=True) + np.exp(sink - m))
 
 
 def mla_cache_values(kv_lora_rank, qk_rope_head_dim, n_heads, head_dim) -> tuple[int, int]:
