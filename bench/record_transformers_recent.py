@@ -46,7 +46,8 @@ significant digits (float32 values read back exactly):
   temporal ids ``get_rope_index`` gives a video in Qwen2-VL and Qwen2.5-VL (called on a config
   alone: the method reads nothing else);
 - ``configs``: what transformers' config classes say of 2025-26 models (``Qwen3_5TextConfig``,
-  ``GptOssConfig``, ``SmolLM3Config``, ``Cohere2Config``, ``DeepseekV32Config``, ``DeepseekV4Config``)
+  ``GptOssConfig``, ``SmolLM3Config``, ``Cohere2Config``, ``DeepseekV32Config``, ``DeepseekV4Config``,
+  ``Gemma4TextConfig``'s length)
   and the rates of the released settings of Qwen3.5 and gpt-oss through ``ROPE_INIT_FUNCTIONS``.
 
 Where torch or transformers is missing (as in the course's .venv, so that ``make bench`` goes
@@ -520,6 +521,7 @@ def record_configs(torch) -> dict:
         Cohere2Config,
         DeepseekV4Config,
         DeepseekV32Config,
+        Gemma4TextConfig,
         GptOssConfig,
         Qwen3_5TextConfig,
         SmolLM3Config,
@@ -596,6 +598,7 @@ def record_configs(torch) -> dict:
         "index_topk": v.index_topk,
         "max_position_embeddings": v.max_position_embeddings,
     }
+    out["gemma4_class"] = {"max_position_embeddings": Gemma4TextConfig().max_position_embeddings}
     v4 = DeepseekV4Config()
     out["deepseek_v4_class"] = {
         "rope_parameters": v4.rope_parameters,

@@ -74,6 +74,14 @@ CLAIMS = [
     ),
     ("mixed-read-md", r"adds 1\.5418", "mixed-measure", r"1\.5418"),
     ("mrope-ids-md", r"from 5\s+to 20", "mrope-ids", r"h = 5\.\.20, w = 5\.\.20"),
+    # video ids and the vision towers' positions
+    ("vision-md", r"the ids 3, 5, 7, 9", "vision-positions", r"1 s per patch: \[3 5 7 9\]"),
+    ("vision-md", r"the ids 3, 4, 5, 6", "vision-positions", r"0\.5 s per patch: \[3 4 5 6\]"),
+    ("vision-md", r"the same 20 rates", "vision-positions", r"20 rates per axis"),
+    ("vision-md", r"RoPE-Axial", "vision-positions", r"RoPE-Axial's: True"),
+    ("vision-md", r"48 \\times 48", "vision-positions", r"table: 48 x 48"),
+    ("vision-md", r"row 1 sits at 1\.516", "vision-positions", r"row 1 of 32 at 1\.516"),
+    ("vision-md", r"0\.484 and 0\.516", "vision-positions", r"weights 0\.484, 0\.516"),
     ("mrope-ids-md", r"5 \+ \\max\(16, 16\) = 21", "mrope-ids", r"starts at 21 = 5 \+ max"),
     ("mrope-ids-md", r"264 tokens use ids up to 23", "mrope-ids", r"largest id 23 for 264 tokens"),
     ("mrope-ids-md", r"-240", "mrope-ids", r"mrope_position_deltas = -240"),
@@ -197,3 +205,35 @@ def test_interleaved_rates_quoted_are_qwen3_vls(rope_nd):
             rf"^{axis}: .*rates ([0-9.e-]+) down to", out["interleaved-budget"], re.MULTILINE
         )
         assert float(shown.group(1)) == float(f"{max(row):.3g}"), (axis, shown.group(1), max(row))
+
+
+def test_video_and_vision_tower_numbers_are_transformers_own(rope_nd):
+    """Section 9's video ids, vision-encoder rates and table reads are the ones transformers
+    5.24.0 gave (get_rope_index of Qwen2-VL and Qwen2.5-VL, the vision rotary embeddings of
+    Qwen2-VL and Qwen3-VL, and Qwen3-VL's bilinear taps into its 48 x 48 table, recorded)."""
+    text, out = rope_nd
+    vision = json.loads((ROOT / "tests" / "data" / "transformers_rope_recent.json").read_text())[
+        "vision"
+    ]
+    video = vision["video_ids"]
+    temporal = {k: video[k]["position_ids"][0][3:19:4] for k in video if k != "layout"}
+    assert temporal == {
+        "qwen2_vl": [3, 4, 5, 6],
+        "qwen2_5_vl_1s": [3, 5, 7, 9],
+        "qwen2_5_vl_half_s": [3, 4, 5, 6],
+    }
+    assert video["qwen2_5_vl_1s"]["tokens_per_second"] == 2
+    assert holds(
+        out["vision-positions"], r"Qwen2-VL, 4 temporal patches after 3 text tokens: \[3 4 5 6\]"
+    )
+    v2, v3 = vision["qwen2_vl_vit"], vision["qwen3_vl_vit"]
+    assert (v2["embed_dim"], v2["num_heads"], len(v2["inv_freq"])) == (1280, 16, 20)
+    assert (v3["hidden_size"], v3["num_heads"], len(v3["inv_freq"])) == (1152, 16, 18)
+    assert v3["num_position_embeddings"] == 2304
+    shown = re.search(r"20 rates per axis, \[([^\]]+)\]", out["vision-positions"]).group(1).split()
+    assert [float(v) for v in shown] == [round(v, 4) for v in v2["inv_freq"][:3]]
+    assert holds(text["vision-md"], r"18 rates")
+    row1 = vision["qwen3_vl_interpolation"]["rows_of_column_0"][1]
+    assert row1["indices"][0] == 48 and row1["indices"][2] == 96  # table rows 1 and 2, column 0
+    weights = sorted(w for w in row1["weights"] if w)
+    assert [round(w, 3) for w in weights] == [0.484, 0.516]

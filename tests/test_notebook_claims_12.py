@@ -90,7 +90,64 @@ CLAIMS = [
         "proportional-measure",
         r"wavelengths 198\.7 to 5\.95e\+06 tokens",
     ),
-    ("proportional-measure-md", r"121 of them", "proportional-measure", r"131072 tokens: 121,"),
+    ("proportional-measure-md", r"121 of\s+them", "proportional-measure", r"131072 tokens: 121,"),
+    (
+        "proportional-measure-md",
+        r"31B's config declares 134",
+        "proportional-measure",
+        r"262144: 134,",
+    ),
+    # Qwen3.5's partial interleaved M-RoPE
+    ("qwen35-measure-md", r"temporal id 11 pairs", "qwen35-measure", r"temporal: 11 pairs"),
+    ("qwen35-measure-md", r"2\.74\\cdot10\^\{-7\}", "qwen35-measure", r"temporal: .* to 2\.74e-07"),
+    (
+        "qwen35-measure-md",
+        r"height 11 from 0\.604",
+        "qwen35-measure",
+        r"height: 11 pairs .* 0\.604 to",
+    ),
+    ("qwen35-measure-md", r"1\.65\\cdot10\^\{-7\}", "qwen35-measure", r"height: .* to 1\.65e-07"),
+    (
+        "qwen35-measure-md",
+        r"width 10 from 0\.365",
+        "qwen35-measure",
+        r"width: 10 pairs .* 0\.365 to",
+    ),
+    ("qwen35-measure-md", r"4\.53\\cdot10\^\{-7\}", "qwen35-measure", r"width: .* to 4\.53e-07"),
+    ("qwen35-measure-md", r"exercise 1's partial rotary", "qwen35-measure", r"exercise 1: True"),
+    (
+        "qwen35-measure-md",
+        r"8 layers rotate \(3, 7, \.\.\., 31\)",
+        "qwen35-measure",
+        r"8 of 32 \(3, 7, \.\.\., 31\)",
+    ),
+    ("qwen35-measure-md", r"only 64 of each head's 256", "qwen35-measure", r"64 of 256"),
+    # NoPE/RoPE hybrids
+    (
+        "hybrids-md",
+        r"36 layers have 9 without RoPE \(3, 7, \.\.\., 35\)",
+        "hybrids",
+        r"9 without RoPE at \[3, 7, .*, 35\]",
+    ),
+    ("hybrids-md", r"the 10\s+global layers", "hybrids", r"10 global without RoPE"),
+    ("hybrids-md", r"91 %", "hybrids", r"hold 91% of the cached keys"),
+    # gpt-oss's learned sinks
+    (
+        "sinks-measure-md",
+        r"half of a row with one\s+key",
+        "sinks-measure",
+        r"1 keys .* takes 0\.5 ",
+    ),
+    ("sinks-measure-md", r"0\.00775 of 128 keys", "sinks-measure", r"128 keys .* takes 0\.00775"),
+    ("sinks-measure-md", r"0\.000244 of 4096", "sinks-measure", r"4096 keys .* takes 0\.000244"),
+    (
+        "sinks-measure-md",
+        r"takes 0\.30 of a row",
+        "sinks-measure",
+        r"score -4: the sink takes 0\.30",
+    ),
+    ("sinks-measure-md", r"4\.5\\cdot10\^\{-5\}", "sinks-measure", r"one of them at 10: 4\.5e-05"),
+    ("sinks-measure-md", r"stays finite", "sinks-measure", r"\[0\. 0\. 0\. 0\.\] \(no nan\)"),
     ("proportional-measure-md", r"57 do within 4,096", "proportional-measure", r"within 4096: 57"),
     # caches whose rates change
     ("rate-switch-md", r"1\.36 on average", "rate-switch", r"LongRoPE, .*error mean 1\.36,"),
@@ -240,15 +297,76 @@ def test_the_recent_table_quotes_transformers_own_rates(rope_today):
         "Llama 3.1": "llama3_1",
         "Qwen2.5, Qwen3": "qwen_yarn",
         "DeepSeek-V3": "deepseek_v3",
-        "Gemma 3 (global layers)": "gemma3_global",
+        "Gemma 3 27B (global layers)": "gemma3_global",
+        "Qwen3.5 |": "qwen3_5_released",
+        "Qwen3.5 past 262,144": "qwen3_5_yarn4",
+        "gpt-oss": "gpt_oss_class",
     }
     lines = text["recent-md"].splitlines()
     for label, key in rows.items():
         line = next(x for x in lines if x.startswith(f"| {label}"))
-        rates = recent["recent"][key]["inv_freq"]
+        rates = (recent["recent"].get(key) or recent["configs"][key])["inv_freq"]
         for value in (rates[0], rates[len(rates) // 2], rates[-1]):
             shown = f"{value:.6g}".replace("e-0", "e-")
             if "e" in shown:  # six digits in the mantissa, as the table writes them
                 mantissa, exponent = f"{value:.5e}".split("e")
                 shown = f"{mantissa}e{int(exponent)}"
             assert shown in line, (label, shown, line)
+
+
+def test_the_2026_rows_are_transformers_own(rope_today):
+    """The attention factors, layer plans and config values the 2025-26 rows and sections quote
+    are the ones transformers 5.24.0 gave (its config classes and initialisers, recorded)."""
+    text, out = rope_today
+    configs = json.loads((ROOT / "tests" / "data" / "transformers_rope_recent.json").read_text())[
+        "configs"
+    ]
+    lines = text["recent-md"].splitlines()
+    for label, key in (("Qwen3.5 past 262,144", "qwen3_5_yarn4"), ("gpt-oss", "gpt_oss_class")):
+        line = next(x for x in lines if x.startswith(f"| {label}"))
+        assert f"{configs[key]['attention_factor']:.6g} on cos and sin" in line, (label, line)
+    gpt = configs["gpt_oss_class"]
+    assert gpt["rope_parameters"]["rope_theta"] == 150000 and gpt["sliding_window"] == 128
+    assert gpt["rope_parameters"]["factor"] == 32 and gpt["head_dim"] == 64
+    assert gpt["layer_types"][:2] == ["sliding_attention", "full_attention"]
+    q = configs["qwen3_5_class"]
+    assert q["head_dim"] == 256 and q["rope_parameters"]["partial_rotary_factor"] == 0.25
+    assert q["mrope_section_default"] == [11, 11, 10] and q["rope_parameters"]["rope_theta"] == 1e4
+    full = [i for i, t in enumerate(q["layer_types"]) if t == "full_attention"]
+    assert (len(full), len(q["layer_types"]), full[:2], full[-1]) == (8, 32, [3, 7], 31)
+    smol = configs["smollm3_class"]
+    assert [i for i, u in enumerate(smol["no_rope_layers"]) if not u] == list(range(3, 36, 4))
+    assert smol["rope_parameters"]["rope_theta"] == 2e6 and smol["num_hidden_layers"] == 36
+    cohere = configs["cohere2_class"]
+    glob = [i for i, t in enumerate(cohere["layer_types"]) if t == "full_attention"]
+    assert glob == list(range(3, 40, 4)) and cohere["sliding_window"] == 4096
+    assert configs["gemma4_class"]["max_position_embeddings"] == 131072
+    v32 = configs["deepseek_v3_2_class"]
+    assert (v32["kv_lora_rank"], v32["qk_rope_head_dim"], v32["qk_nope_head_dim"]) == (512, 64, 128)
+    assert v32["index_topk"] == 2048
+    v4 = configs["deepseek_v4_class"]
+    assert v4["head_dim"] == 512 and v4["rope_parameters"]["main"]["partial_rotary_factor"] == 0.125
+    assert v4["rope_parameters"]["compress"]["rope_theta"] == 160000
+    assert v4["num_key_value_heads"] == 1 and v4["max_position_embeddings"] == 1048576
+    printed = out["recent"]
+    qwen = configs["qwen3_5_released"]["inv_freq"]
+    for value in (qwen[0], qwen[16], qwen[31]):
+        assert f"'{value:.6g}'" in printed, (value, printed)
+    assert holds(printed, r"0\.1 ln 32 \+ 1 = 1\.34657")
+
+
+def test_the_2026_course_map_rows_are_measured_again(rope_today):
+    text, out = rope_today
+    table = out["course-map-code"]
+    for row in (
+        r"Qwen3\.5: pairs per axis \(t, h, w\): \[11, 11, 10\]",
+        r"SmolLM3 NoPE layers of 36: 9 \| Command A of 40: 10",
+        r"gpt-oss, \[\[0, 0\]\] with a sink of 0: \[0\.3333, 0\.3333\]",
+    ):
+        assert holds(table, row), f"missing {row!r} in:\n{table}"
+    for said in (
+        r"11 temporal, 11 height, 10 width",
+        r"9 NoPE layers of 36; 10 of 40",
+        r"1/3 each",
+    ):
+        assert holds(text["course-map"], said), said
