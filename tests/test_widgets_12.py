@@ -141,3 +141,35 @@ def test_the_factory_draws_nothing_while_nbgrader_runs(monkeypatch):
         )
         is None
     )
+
+
+def test_qwen35s_axes_and_the_learned_sink_are_shown():
+    """With qwen35_rope_angles, the rotated pairs carry the axis of Qwen3.5's interleave (at 32
+    pairs the released sections [11, 11, 10]: height on 1, 4, ..., 31, width on 2, 5, ...,
+    29); with sink_softmax, the note says the sink of logit 0 takes 1 / (window + 1)."""
+    ex = make(
+        pairs=32,
+        window=16,
+        qwen35_rope_angles=ref.qwen35_rope_angles,
+        sink_softmax=ref.sink_softmax,
+    )
+    t, h, w = (np.asarray(line.get_ydata(), dtype=float) for line in ex.axis_lines)
+    assert np.flatnonzero(np.isfinite(h)).tolist() == list(range(1, 32, 3))
+    assert np.flatnonzero(np.isfinite(w)).tolist() == list(range(2, 30, 3))
+    assert np.flatnonzero(np.isfinite(t)).tolist() == list(range(0, 31, 3))
+    rates = np.fmin(
+        np.fmin(np.nan_to_num(t, nan=np.inf), np.nan_to_num(h, nan=np.inf)),
+        np.nan_to_num(w, nan=np.inf),
+    )[:32]
+    np.testing.assert_allclose(rates, 1e6 ** (-2.0 * np.arange(32) / 64), rtol=1e-12)
+    assert abs(ex.sink_share - 1 / 17) < 1e-12
+    assert "takes 0.059" in ex.cache_note.get_text()
+    ex.controls["window"].value = 4
+    assert abs(ex.sink_share - 1 / 5) < 1e-12
+
+
+def test_a_stub_sink_or_qwen35_is_named_and_the_cache_stays_drawn():
+    ex = make(qwen35_rope_angles=stub, sink_softmax=stub, window=6, num_sink=2, steps=3)
+    assert "qwen35_rope_angles" in ex.message.value and "sink_softmax" in ex.message.value
+    assert ex.kept_tokens == [0, 1, 5, 6, 7, 8] and np.max(ex.errors_per_slot) < 1e-14
+    assert np.isfinite(np.asarray(ex.partial_line.get_ydata(), dtype=float)[0])

@@ -1,17 +1,21 @@
 """Explorer of notebook 12_rope_today: a model's layer plan and a sink cache that re-rotates.
 
 ``rope_today_explorer(layer_rope_bases=..., partial_thetas=..., proportional_thetas=...,
-sink_cache_update=..., apply_rope=...)`` draws, with the learner's own functions:
+sink_cache_update=..., apply_rope=..., qwen35_rope_angles=..., sink_softmax=...)`` draws, with
+the learner's own functions (the last two are optional):
 
 1. the layer plan: one cell per layer, coloured by the log of its RoPE base (grey: no RoPE),
    from ``layer_rope_bases(n_layers, every, 1e4, every_base)`` with ``every_base`` 1e6
    (Gemma 3's global layers) or 0.0 (Llama 4's layers without RoPE);
 2. the rates of one head (d = 256, base 1e6) rotating ``pairs`` of its 128 pairs (the
    fraction pairs / 128): partial rotary and proportional RoPE side by side (log scale;
-   pairs at rate 0 are not drawn);
+   pairs at rate 0 are not drawn), and on the rotated pairs the axis Qwen3.5's interleave gives
+   each of them (``qwen35_rope_angles`` with the sections [rot/2 - s_h - s_w, s_h, s_w],
+   s_h = (rot/2 + 1) // 3, s_w = rot/2 // 3, read from ids 1 on one axis at a time);
 3. a sink cache of ``window`` slots with ``num_sink`` sinks after ``steps`` new tokens, one at
    a time: which token sits in each slot, and how far each slot is from its raw key rotated
-   afresh at that slot (log scale, float64 rounding near 1e-16).
+   afresh at that slot (log scale, float64 rounding near 1e-16), and what gpt-oss's learned
+   sink of logit 0 takes from a row of ``window`` keys of score 0 (``sink_softmax``).
 
 Sliders: ``n_layers``, ``every``, a "no RoPE" checkbox, ``pairs``, ``window``,
 ``num_sink`` and ``steps``. A panel whose function fails (a stub) is left out and named.
@@ -42,10 +46,10 @@ class RopeTodayExplorer(Explorer):
     """The layer plan, the rates of a partly rotated head, and a streaming sink cache.
 
     Artists the tests read: ``plan_image`` (1 x MAX_LAYERS cells), ``partial_line`` and
-    ``proportional_line`` (the rates), ``slot_image`` (1 x MAX_WINDOW token ids),
-    ``error_line`` (per slot) and ``summary`` (a text). ``plan``, ``kept_tokens`` and
-    ``errors_per_slot``
-    hold the last values drawn.
+    ``proportional_line`` (the rates), ``axis_lines`` (Qwen3.5's temporal, height and width
+    pairs), ``slot_image`` (1 x MAX_WINDOW token ids), ``error_line`` (per slot) and the notes.
+    ``plan``, ``kept_tokens``, ``errors_per_slot``, ``qwen35_axes`` and ``sink_share`` hold the
+    last values drawn.
     """
 
     def __init__(
@@ -55,6 +59,8 @@ class RopeTodayExplorer(Explorer):
         proportional_thetas: Callable,
         sink_cache_update: Callable,
         apply_rope: Callable,
+        qwen35_rope_angles: Callable | None = None,
+        sink_softmax: Callable | None = None,
         n_layers: int = 62,
         every: int = 6,
         no_rope: bool = False,
@@ -68,6 +74,14 @@ class RopeTodayExplorer(Explorer):
         self.proportional_thetas = learner("proportional_thetas", proportional_thetas)
         self.sink_cache_update = learner("sink_cache_update", sink_cache_update)
         self.apply_rope = learner("apply_rope", apply_rope)
+        self.qwen35_rope_angles = (
+            None
+            if qwen35_rope_angles is None
+            else learner("qwen35_rope_angles", qwen35_rope_angles)
+        )
+        self.sink_softmax = None if sink_softmax is None else learner("sink_softmax", sink_softmax)
+        self.qwen35_axes: np.ndarray | None = None
+        self.sink_share: float | None = None
         self.raw = np.random.default_rng(0).normal(size=(MAX_WINDOW + MAX_STEPS, KEY_D))
         self.plan: np.ndarray | None = None
         self.kept_tokens: list[int] = []
@@ -117,6 +131,15 @@ class RopeTodayExplorer(Explorer):
         (self.proportional_line,) = ax_rate.plot(
             pairs, np.full(pairs.size, np.nan), "s-", lw=1.8, ms=3, clip_on=False
         )
+        # Qwen3.5's interleave on the rotated pairs: one marker series per axis
+        self.axis_lines = [
+            ax_rate.plot(pairs, np.full(pairs.size, np.nan), marker, ms=6, mfc="none", mew=1.2)[0]
+            for marker in ("v", "^", "D")
+        ]
+        for line, name in zip(
+            self.axis_lines, (tr("Qwen3.5: temporal"), tr("height"), tr("width")), strict=True
+        ):
+            line.set_label(name)
         self.partial_line.set_label(tr("partial rotary (2i/rot)"))
         self.proportional_line.set_label(tr("proportional (2i/d)"))
         ax_rate.set_yscale("log")
@@ -158,6 +181,7 @@ class RopeTodayExplorer(Explorer):
                 self.partial_line,
                 self.proportional_line,
                 self.rate_note,
+                *self.axis_lines,
                 self.slot_image,
                 self.error_line,
             ],
@@ -222,6 +246,30 @@ class RopeTodayExplorer(Explorer):
             with self.panel(line):
                 rates = np.asarray(fn(HEAD_D, HEAD_BASE, p), dtype=float)
                 line.set_ydata(np.where(rates > 0, rates, np.nan))
+        half = int(pairs)  # rot = int(d * p) = 2 * pairs: rot / 2 = pairs
+        s_h, s_w = (half + 1) // 3, half // 3
+        for line in self.axis_lines:
+            line.set_ydata(np.full(HEAD_D // 2, np.nan))
+        if self.qwen35_rope_angles is not None:
+            with self.panel(*self.axis_lines):
+                unit = np.asarray(
+                    self.qwen35_rope_angles(
+                        np.eye(3, dtype=np.int64),
+                        HEAD_D,
+                        p,
+                        HEAD_BASE,
+                        [half - s_h - s_w, s_h, s_w],
+                    ),
+                    dtype=float,
+                )
+                if unit.shape != (3, half):
+                    raise ValueError(f"qwen35_rope_angles returned shape {unit.shape}")
+                axes = unit.argmax(axis=0)
+                for a, line in enumerate(self.axis_lines):
+                    ydata = np.full(HEAD_D // 2, np.nan)
+                    ydata[:half] = np.where(axes == a, unit.max(axis=0), np.nan)
+                    line.set_ydata(ydata)
+                self.qwen35_axes = axes
         self.rate_note.set_text(
             tr(
                 "{pairs} of {total} pairs rotated; the others keep rate 0 (not drawn)",
@@ -248,6 +296,15 @@ class RopeTodayExplorer(Explorer):
                 last=kept[-1],
                 err=float(err.max()),
             )
+        if self.sink_softmax is not None:
+            with self.panel():  # a failing sink_softmax is named; the cache stays drawn
+                w = np.asarray(self.sink_softmax(np.zeros((1, 1, int(window))), [0.0]), float)
+                self.sink_share = float(1.0 - w.sum())
+                cache_note += "\n" + tr(
+                    "gpt-oss's learned sink (logit 0) over {n} keys of score 0 takes {share:.3f}",
+                    n=int(window),
+                    share=self.sink_share,
+                )
         self.plan_note.set_text(plan_note)
         self.cache_note.set_text(cache_note)
 
@@ -258,6 +315,8 @@ def rope_today_explorer(
     proportional_thetas: Callable,
     sink_cache_update: Callable,
     apply_rope: Callable,
+    qwen35_rope_angles: Callable | None = None,
+    sink_softmax: Callable | None = None,
     **defaults,
 ) -> RopeTodayExplorer | None:
     """The layer plan, the rates of a partly rotated head and a sink cache, with sliders.
@@ -274,5 +333,7 @@ def rope_today_explorer(
         proportional_thetas=proportional_thetas,
         sink_cache_update=sink_cache_update,
         apply_rope=apply_rope,
+        qwen35_rope_angles=qwen35_rope_angles,
+        sink_softmax=sink_softmax,
         **defaults,
     )
