@@ -148,7 +148,7 @@ CLAIMS = [
     ),
     ("sinks-measure-md", r"4\.5\\cdot10\^\{-5\}", "sinks-measure", r"one of them at 10: 4\.5e-05"),
     ("sinks-measure-md", r"stays finite", "sinks-measure", r"\[0\. 0\. 0\. 0\.\] \(no nan\)"),
-    ("proportional-measure-md", r"57 do within 4,096", "proportional-measure", r"within 4096: 57"),
+    ("proportional-measure-md", r"within\s+4,096, 57", "proportional-measure", r"within 4096: 57"),
     # caches whose rates change
     ("rate-switch-md", r"1\.36 on average", "rate-switch", r"LongRoPE, .*error mean 1\.36,"),
     ("rate-switch-md", r"deviation 1\.50\)", "rate-switch", r"vary by 1\.50 \(std\); attention"),
