@@ -1540,6 +1540,39 @@ def breaks(curves: dict, floor: np.ndarray, breaking_point: Callable, train_len:
     }
 
 
+# every claim the notebook prints (claims, show_claims), each in the catalogue
+# (helpers/messages/train_short.yaml)
+CLAIM_TEXTS = (
+    "ALiBi's excess is below 0.1 at 1x, 2x, 4x and 8x",
+    "sinusoidal at 8x: mean loss above ln 16",
+    "learned at 8x: mean loss above ln 16",
+    "rope at 8x: mean loss above ln 16",
+    "every model's mean excess on positions 0-31 is within 0.1",
+    "NoPE at 8x: better than sinusoidal, learned and RoPE, worse than ALiBi and T5",
+    "T5 (max_distance 32): excess below 0.1 at 2x, above 0.1 at 4x",
+    "the optimum breaks with window 3 (over the best expected loss), never with window 8",
+    "over the optimum, window 8: ALiBi never breaks",
+    "over the optimum, window 8: NoPE, sinusoidal, learned, RoPE, T5 and T5-128 break",
+    "sinusoidal and learned break by position 34",
+    "T5-128's buckets 22-31 are exactly 0",
+    "T5-128's buckets 16-21 are below 0 (mean over heads)",
+    "ALiBi's steepest head keeps its weight on the two nearest keys (within 0.05)",
+    "ALiBi's flattest head spreads: its entropy rises by more than 1 nat",
+    "ALiBi's head-averaged entropy rises too (by more than 0.5 nat in layer 0)",
+    "NoPE's and RoPE's heads all lose the two nearest keys (weight below 0.1 at 8x)",
+    "NoPE's first layer spreads evenly: its entropy within 0.15 of log(t + 1)",
+    "no temperature tried lowers NoPE's 2x excess by more than 0.1",
+    "plain RoPE at 2x: excess above 0.2",
+    "PI alone at 2x: excess above 0.2",
+    "NTK-aware at 2x: below plain RoPE, above 0.1",
+    "YaRN, transformers' ramp, at 2x: excess below 0.1",
+    "YaRN, the paper's ramp, at 2x: excess above 0.2",
+    "PI fine-tuned at 2x: excess below 0.1",
+    "PI fine-tuned at 1x: worse than before",
+    "every way at 8x: excess above 0.5",
+)
+
+
 def claims(
     results: dict,
     longer: dict | None = None,
@@ -1567,6 +1600,8 @@ def claims(
     out: list[tuple[str, str, bool]] = []
 
     def say(text: str, holds) -> None:
+        if text not in CLAIM_TEXTS:
+            raise ValueError(f"a claim not in CLAIM_TEXTS: {text!r}")
         out.append((_group_of(text), text, bool(holds)))
 
     say("ALiBi's excess is below 0.1 at 1x, 2x, 4x and 8x", max(ex["alibi"].values()) < 0.1)
@@ -1680,4 +1715,4 @@ def show_claims(found: list[tuple[str, str, bool]], group: str) -> None:
 
     for g, text, holds in found:
         if g == group:
-            print(tr("holds") if holds else tr("DOES NOT HOLD"), "·", tr(text))
+            print(tr("claim holds") if holds else tr("claim DOES NOT HOLD"), "·", tr(text))

@@ -296,3 +296,14 @@ def test_the_bar_says_which_model_of_how_many():
         assert bar.bar.desc.startswith("model 3 of 3 (b, c)")
     finally:
         bar.close()
+
+
+def test_every_claim_the_notebook_prints_is_in_the_catalogue_in_korean():
+    from helpers.i18n import tr as translate
+
+    for text in claim_texts():
+        assert translate(text, lang="ko") != text, text
+
+
+def claim_texts():
+    return tr.CLAIM_TEXTS + ("claim holds", "claim DOES NOT HOLD")
