@@ -54,8 +54,15 @@ def test_yarn_of_takes_a_working_function_and_says_whose():
 
     assert tr.yarn_of(stub) == (
         None,
-        "yarn_thetas: the reference's (yours raised NotImplementedError)",
+        "yarn_thetas: the reference's (yours is not written yet: 10_long_context)",
     )
+
+    def paper_ramp(d, base, factor, original_max, beta_fast=32, beta_slow=1):
+        return tr.yarn_paper_rates(d, base, factor, original_max, beta_slow, beta_fast)
+
+    # a YaRN that runs but is not notebook 10's (the paper's ramp): told, not used
+    fn, line = tr.yarn_of(paper_ramp)
+    assert fn is None and line.startswith("yarn_thetas: the reference's, as yours is wrong")
     assert tr.yarn_of(None) == (None, "yarn_thetas: the reference's")
     rates_only = lambda d, base, factor, original_max, beta_fast=32, beta_slow=1: np.ones(d // 2)
     assert tr.yarn_of(rates_only)[0] is None  # no attention factor: not YaRN's shape
