@@ -1245,13 +1245,17 @@ class TrainingBar:
     def __init__(self, cfgs: dict[str, Config]):
         from tqdm.auto import tqdm
 
+        from helpers.i18n import tr
+
         self.cfgs, self.started, self.done = cfgs, [], 0
         self.at: dict[str, int] = {}
+        # tqdm fills in {elapsed} and {remaining}: the template is translated as it is
+        left = tr("{elapsed} so far, about {remaining} left")
         self.bar = tqdm(
             total=sum(c.steps for c in cfgs.values()),
             unit="step",
-            desc=f"model 1 of {len(cfgs)}",
-            bar_format="{desc} {bar} {percentage:3.0f}% · {elapsed} so far, about {remaining} left",
+            desc=tr("model {k} of {n}", k=1, n=len(cfgs)),
+            bar_format="{desc} {bar} {percentage:3.0f}% · " + left,
             mininterval=0.5,
         )
 
@@ -1266,8 +1270,10 @@ class TrainingBar:
             self.done += 1
         now = [n for n in self.started if self.at[n] < self.cfgs[n].steps]
         k = min(len(self.cfgs), self.done + max(1, len(now)))
+        from helpers.i18n import tr
+
         self.bar.set_description_str(
-            f"model {k} of {len(self.cfgs)}" + (f" ({', '.join(now)})" if now else ""),
+            tr("model {k} of {n}", k=k, n=len(self.cfgs)) + (f" ({', '.join(now)})" if now else ""),
             refresh=False,
         )
 
