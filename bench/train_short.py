@@ -4,14 +4,22 @@
 
 Prints milliseconds per step, seconds per model and the table of excess over the best
 loss at 1x, 2x, 4x and 8x the training length (the mean over the seeds, and each seed's
-ordering at 8x); writes ``artifacts/train_short.json``:
+ordering at 8x), then every claim the notebook makes (``helpers.train.claims``: the same
+function its cells print) with its verdict on each seed; writes ``artifacts/train_short.json``:
 
     {"config": {...}, "seeds": [...], "schemes": {"<name>": {"excess": {"1": x, "2": x,
-     "4": x, "8": x}, "train_s": s, "ms_per_step": ms}}, "total_train_s": s, "load": [1, 5, 15]}
+     "4": x, "8": x}, "train_s": s, "ms_per_step": ms}}, "total_train_s": s,
+     "claims": [{"text": ..., "holds": [true, ...]}], "optimum_breaks": [p or null, ...],
+     "run_all_s": s, "load": [1, 5, 15]}
 
-Timings depend on the machine and on what else runs on it: the load averages are written
-beside them. ``total_train_s`` is the wall clock of the seven trainings, each with its read at
-8x, as the notebook runs them: two at a time where there are two cores. ``--jobs N`` trains N seeds at once, in N processes (each still on one BLAS
+``optimum_breaks`` is where the exact optimum, scored on the notebook's sequences, "breaks"
+over the best expected loss with ``breaking_point``'s default window of 3 (the noise the
+notebook reads breaks against); ``run_all_s`` the mean over the seeds of the wall time of what
+the notebook's cells train and read for one seed (the seven models, RoPE made longer, the
+heads, NoPE's temperatures). Timings depend on the machine and on what else runs on it: the
+load averages are written beside them. ``total_train_s`` is the wall clock of the seven
+trainings, each with its read at 8x, as the notebook runs them: two at a time where there
+are two cores. ``--jobs N`` trains N seeds at once, in N processes (each still on one BLAS
 thread): the excesses are the same, the timings are those of processes sharing the cores.
 """
 
@@ -19,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -32,27 +39,27 @@ OUT = Path("artifacts") / "train_short.json"
 
 
 def one_seed(job: tuple[int, train.Config, int | None]) -> dict:
-    """Every scheme trained and read for one seed (the models left out: the numbers only)."""
+    """Every scheme trained and read for one seed, and every claim of the notebook measured
+    on it, as its cells do (the models left out: the numbers only)."""
+    import time
+
+    from helpers import reference as ref
+
     seed, base, workers = job
+    started = time.perf_counter()
     run = train.run_experiment(seed=seed, base=base, eval_n=64, progress=None, workers=workers)
+    longer = train.longer_rope(run["models"]["rope"], run["best"])
+    heads = {
+        n: train.heads_past(run["models"][n], ref.attention_entropy)
+        for n in ("nope", "rope", "alibi")
+    }
+    temps = train.temperatures(run["models"]["nope"])
+    run["run_all_s"] = time.perf_counter() - started
+    run["claims"] = train.claims(run, longer, heads, temps, ref.breaking_point)
+    run["optimum_break"] = ref.breaking_point(run["optimum"] - run["best"], base.train_len)
+    run["longer_excess"] = longer["excess"]
     run.pop("models")
     return run
-
-
-def claims(run: dict) -> list[str]:
-    """The notebook's claims, on one seed's run: what each measured, and whether it holds."""
-    L, best, curves = run["config"].train_len, run["best"], run["curves"]
-    alibi = max(run["excess"]["alibi"].values())
-    below = max(float((c[:L] - best[:L]).mean()) for c in curves.values())
-    ln16 = math.log(run["config"].vocab)
-    broken = {n: float(curves[n].mean()) for n in ("sinusoidal", "learned", "rope")}
-    return [
-        f"ALiBi's largest excess {alibi:+.3f} (< 0.1: {alibi < 0.1})",
-        f"largest mean excess on positions 0-{L - 1} {below:+.3f} (< 0.1: {below < 0.1})",
-        "mean loss at 8x "
-        + ", ".join(f"{n} {v:.3f}" for n, v in broken.items())
-        + f" (> ln {run['config'].vocab} = {ln16:.3f}: {min(broken.values()) > ln16})",
-    ]
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -83,7 +90,6 @@ def main(argv: list[str] | None = None) -> dict:
                 f"({runs[-1]['cpu_ms_per_step'][name]:.1f} ms of CPU), excess "
                 + " ".join(f"{runs[-1]['excess'][name][k]:+.3f}" for k in train.FACTORS)
             )
-        print("  " + "; ".join(claims(run)))
     names = list(runs[0]["excess"])
     schemes = {}
     for name in names:
@@ -117,12 +123,34 @@ def main(argv: list[str] | None = None) -> dict:
         f"seven trainings and their reads: {total:.1f} s wall clock, {workers} at a time "
         f"(mean over seeds; one after another they took {one_by_one:.1f} s)"
     )
+    texts = [text for _, text, _ in runs[0]["claims"]]
+    claims = [
+        {"text": text, "holds": [r["claims"][i][2] for r in runs]} for i, text in enumerate(texts)
+    ]
+    print(f"\nthe notebook's claims on seed(s) {', '.join(map(str, seeds))}:")
+    for c in claims:
+        print("  " + " ".join("yes" if h else "NO " for h in c["holds"]) + "  " + c["text"])
+    print(f"{sum(all(c['holds']) for c in claims)} of {len(claims)} claims hold on every seed")
+    breaks = [r["optimum_break"] for r in runs]
+    print(f"the optimum's break with window 3, per seed: {breaks}")
+    run_all = float(np.mean([r["run_all_s"] for r in runs]))
+    print(f"what the notebook trains and reads for one seed: {run_all:.1f} s (mean over seeds)")
     result = {
         "config": {k: v for k, v in asdict(base).items() if k not in ("scheme", "seed")},
         "seeds": seeds,
         "schemes": schemes,
         "total_train_s": total,
         "workers": workers,
+        "claims": claims,
+        "optimum_breaks": breaks,
+        "run_all_s": run_all,
+        "longer": {
+            name: {
+                str(k): float(np.mean([r["longer_excess"][name][k] for r in runs]))
+                for k in train.FACTORS
+            }
+            for name in runs[0]["longer_excess"]
+        },
         "load": load,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

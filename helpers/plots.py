@@ -18,7 +18,8 @@ nbgrader runs the notebook (``NBGRADER_EXECUTION`` is set) a ``Picture`` renders
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Mapping, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -28,15 +29,19 @@ from helpers.i18n import tr
 from helpers.widgets.base import interactive
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from matplotlib.text import Text
 
 __all__ = [
     "MAX_WIDTH",
     "SERIES_COLOURS",
     "SERIES_DASHES",
     "SERIES_MARKERS",
+    "TRAIN_SHORT_SERIES",
     "Picture",
     "distance_by_length_figure",
+    "label_ends",
     "layout_figure",
     "norm_bars",
     "pair_energy_figure",
@@ -44,6 +49,7 @@ __all__ = [
     "profile_figure",
     "ratio_figure",
     "series_style",
+    "train_short_style",
     "turns_figure",
     "wavelength_figure",
 ]
@@ -463,3 +469,62 @@ def turns_figure(turns: Callable, slow_pairs: Callable, d: int, deltas: Sequence
     ax.legend(fontsize=8, loc="upper right")
     ax.grid(alpha=0.3)
     return Picture(fig)
+
+
+# --------------------------------------------------------------------------- 13_train_short
+
+# Each model of 13 and each way of reading RoPE longer keeps one look in every figure and in
+# the explorer: plain RoPE is the rope model's look, YaRN with transformers' ramp the
+# explorer's rope+YaRN.
+TRAIN_SHORT_SERIES = {
+    "nope": 0,
+    "sinusoidal": 1,
+    "learned": 2,
+    "rope": 3,
+    "alibi": 4,
+    "t5": 5,
+    "t5_md128": 6,
+    "rope+YaRN": 7,
+    "yarn": 7,
+    "pi": 0,
+    "ntk": 1,
+    "yarn_paper": 2,
+    "pi_finetune": 5,
+    "optimum": 6,
+}
+
+
+def train_short_style(name: str, every: int = 32) -> dict[str, object]:
+    """The look of one of 13's series: its colour, line style, and a marker every ``every``
+    points (a marker at each of 256 positions would hide the line)."""
+    return {**series_style(TRAIN_SHORT_SERIES.get(name, 0)), "markevery": every, "ms": 5}
+
+
+def label_ends(ax: Axes, lines: Iterable, fontsize: float = 10) -> list[Text]:
+    """Each line named at its right end, in its colour (direct labels, not a legend); labels
+    that would overlap are pushed apart vertically."""
+    ends = []
+    for line in lines:
+        x, y = np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)
+        ok = np.isfinite(y)
+        if not ok.any():
+            continue
+        ends.append([float(x[ok][-1]), float(y[ok][-1]), line])
+    lo, hi = ax.get_ylim()
+    gap = 0.045 * (hi - lo)
+    ends.sort(key=lambda e: e[1])
+    for prev, cur in itertools.pairwise(ends):
+        cur[1] = max(cur[1], prev[1] + gap)
+    return [
+        ax.annotate(
+            line.get_label(),
+            (x, y),
+            xytext=(4, 0),
+            textcoords="offset points",
+            color=line.get_color(),
+            fontsize=fontsize,
+            va="center",
+            annotation_clip=False,
+        )
+        for x, y, line in ends
+    ]

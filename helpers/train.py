@@ -109,6 +109,11 @@ class Encodings:
     t5_bucket: Callable | None = None
     rope_thetas: np.ndarray | None = None  # RoPE made longer: these rates, not apply_rope's
     rope_scale: float = 1.0  # YaRN's attention factor, on q and k both
+    # a temperature on the queries, for reading only (no backward): query i's scores times
+    # max(1, log(i + 1) / log(log_scale_len)) (log-length scaling) ...
+    log_scale_len: int | None = None
+    # ... and times head_temps[layer, head] (a temperature per head, Wang et al. 2024)
+    head_temps: np.ndarray | None = None
 
     def get(self, name: str) -> Callable:
         fn = getattr(self, name)
@@ -413,6 +418,16 @@ class Positions:
         out["mask"] = pos[None, :] > pos[:, None]  # (T, T)
         # the same mask as what the scores get added: -inf where it is True, else 0
         out["causal"] = np.where(out["mask"], -np.inf, 0.0).astype(self.dtype)  # (T, T)
+        if enc.log_scale_len is not None or enc.head_temps is not None:
+            # lambda_{l,h,i} = temp_{l,h} * max(1, log(i + 1) / log(L)): query i's scores times
+            # lambda (q_i scaled: the same as scaling s_ij for every key j)   (n_layers, H, T, 1)
+            lam = np.ones(T)
+            if enc.log_scale_len is not None:
+                lam = np.maximum(1.0, np.log(pos + 1.0) / math.log(enc.log_scale_len))
+            temps = np.ones((cfg.n_layers, cfg.n_heads))
+            if enc.head_temps is not None:
+                temps = np.broadcast_to(np.asarray(enc.head_temps, np.float64), temps.shape)
+            out["qscale"] = (temps[:, :, None] * lam[None, None, :])[..., None].astype(self.dtype)
         if cfg.scheme == "sinusoidal":
             pe = enc.get("sinusoidal_pe")(T, cfg.d_model, cfg.sinusoidal_base)
             out["pe"] = np.asarray(pe, dtype=np.float64).astype(self.dtype)  # (T, d)
@@ -532,6 +547,9 @@ def forward(params: dict, cfg: Config, positions: Positions, inputs: np.ndarray)
         if cfg.scheme == "rope":
             # q_t <- q_t R_t, k_t <- k_t R_t
             q, k = rotate(q, pos["R"]), rotate(k, pos["R"])
+        if "qscale" in pos:
+            # q_i <- lambda_{l,h,i} q_i (a temperature: read only, no backward)
+            q = q * pos["qscale"][l]
         o, c["attn"] = attention(q, k, v, bias, mask=None)  # the bias holds the mask
         attn_maps.append(c["attn"][3])
         # x = x + merge(o) Wo
@@ -763,8 +781,7 @@ def evaluate(
     # shape: (length,)
     """
     cfg = model.cfg
-    table = markov_table(cfg.vocab, cfg.task_seed)
-    seqs = sample_sequences(table, n, length, np.random.default_rng([seed, length]))
+    seqs = eval_sequences(cfg, length, n, seed)
     positions = model.positions(enc)
     total = np.zeros(length)
     with one_thread():
@@ -776,17 +793,75 @@ def evaluate(
     return total / n
 
 
-def attention_maps(model: Model, length: int, n: int = 8, seed: int = 777) -> list[np.ndarray]:
+def eval_sequences(cfg: Config, length: int, n: int, seed: int = 12345) -> np.ndarray:
+    """The ``n`` fresh chains of ``length`` tokens every read of that length scores (the
+    models' and the optimum's: the same sequences, so their losses pair up).
+    # shape: (n, length)
+    """
+    table = markov_table(cfg.vocab, cfg.task_seed)
+    return sample_sequences(table, n, length, np.random.default_rng([seed, length]))
+
+
+def optimum_curve(cfg: Config, length: int, n: int = 64, seed: int = 12345) -> np.ndarray:
+    """The exact best predictor's mean loss at each position, on the very sequences
+    ``evaluate`` reads: its expectation is the best loss (``best_loss_per_position``), its
+    spread around it is the noise of ``n`` sequences.
+
+    loss_0 = -log pi(x0), loss_1 = -log pi(x1 | x0), loss_t = -log table[x_{t-2}, x_{t-1}, x_t]
+    # shape: (length,)
+    """
+    table = markov_table(cfg.vocab, cfg.task_seed)
+    pi = pair_stationary(table)  # (V, V)
+    pa = pi.sum(axis=1)  # pi(a)
+    x = eval_sequences(cfg, length, n, seed)
+    loss = np.empty(x.shape)
+    loss[:, 0] = -np.log(pa[x[:, 0]])
+    if length > 1:
+        loss[:, 1] = -np.log(pi[x[:, 0], x[:, 1]] / pa[x[:, 0]])
+        loss[:, 2:] = -np.log(table[x[:, :-2], x[:, 1:-1], x[:, 2:]])
+    return loss.mean(axis=0)
+
+
+def smooth(x, window: int = 8) -> np.ndarray:
+    """A centred moving mean over ``window`` positions; near the ends, the mean of the
+    positions there are (``np.convolve(mode="same")`` alone counts the missing ones as
+    zeros, and every curve would plunge at its last positions).
+    # shape: that of x
+    """
+    x = np.asarray(x, dtype=np.float64)
+    kernel = np.ones(int(window))
+    return np.convolve(x, kernel, mode="same") / np.convolve(np.ones_like(x), kernel, mode="same")
+
+
+def n_params(params: dict) -> int:
+    """How many numbers a model learns."""
+    return int(sum(np.size(w) for w in params.values()))
+
+
+def attention_maps(
+    model: Model, length: int, n: int = 8, seed: int = 777, enc: Encodings | None = None
+) -> list[np.ndarray]:
     """Each layer's attention weights on ``n`` chains of ``length`` tokens.
     # shapes: n_layers x (n, H, length, length)
     """
     cfg = model.cfg
-    table = markov_table(cfg.vocab, cfg.task_seed)
-    seqs = sample_sequences(table, n, length, np.random.default_rng([seed, length]))
+    seqs = eval_sequences(cfg, length, n, seed)
     inputs, _ = inputs_targets(seqs, cfg.vocab)
     with one_thread():
-        _, caches = forward(model.params, cfg, model.positions(), inputs)
+        _, caches = forward(model.params, cfg, model.positions(enc), inputs)
     return [np.asarray(p, dtype=np.float64) for p in caches["attn_maps"]]
+
+
+def near_mass(weights: np.ndarray, keys: int = 2) -> np.ndarray:
+    """Each query's attention on its ``keys`` nearest keys (j = i, i - 1, ...): with inputs
+    [BOS, x0, ...], the keys i and i - 1 hold the two tokens the chain's next one depends on.
+    weights (..., T, T) -> (..., T)
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    T = w.shape[-1]
+    i = np.arange(T)
+    near = (i[None, :] <= i[:, None]) & (i[None, :] > i[:, None] - keys)  # (T, T)
+    return (w * near).sum(axis=-1)
 
 
 def with_scheme(cfg: Config, **changes) -> Config:
@@ -805,7 +880,13 @@ QUICK_ENV = "COURSE_TRAIN_QUICK"
 
 
 def quick() -> bool:
-    """Whether ``COURSE_TRAIN_QUICK`` asks for the quick experiment (set, and not 0)."""
+    """Whether to train the quick experiment: ``COURSE_TRAIN_QUICK`` set (and not 0), or
+    nbgrader validating or autograding the notebook (``NBGRADER_EXECUTION``): its verdicts
+    come from the graded functions, never from the models, so the Validate button and
+    autograding train 20 steps a model instead of 1500 (seconds, not minutes, whatever the
+    laptop's load), and nbgrader's per-cell timeout is never near."""
+    if os.environ.get("NBGRADER_EXECUTION"):
+        return True
     return os.environ.get(QUICK_ENV, "").strip() not in ("", "0")
 
 
@@ -828,33 +909,122 @@ EXPERIMENT = (
     ("t5_md128", "t5", 128),
 )
 FACTORS = (1, 2, 4, 8)
+# breaking_point's window on the excess over the optimum: the optimum itself, scored on the
+# notebook's 64 sequences, "breaks at 116" with a window of 3 (per-position SD about 0.12
+# nats) and never with 8
+BREAK_WINDOW = 8
+
+
+# Where each function the experiment uses is taught, and calls like the experiment's own
+# (small): a pasted or written function is judged on them against the reference.
+TAUGHT_IN = {
+    "sinusoidal_pe": "02_sincos",
+    "apply_rope": "06_rope",
+    "alibi_bias": "07_alibi",
+    "t5_bucket": "09_families",
+    "yarn_thetas": "10_long_context",
+    "chain_entropy": "13_train_short, Exercise 2",
+    "attention_entropy": "13_train_short, Exercise 3",
+    "breaking_point": "13_train_short, Exercise 4",
+}
+
+
+def _calls(name: str) -> list[tuple[tuple, dict]]:
+    rel = np.arange(40)[None, :] - np.arange(40)[:, None]  # j - i
+    eye = np.broadcast_to(np.eye(16), (8, 16, 16)).copy()  # rope_matrices' call, 8 positions
+    tpos = np.broadcast_to(np.arange(8)[:, None], (8, 16)).copy()
+    sticky = np.array([[[0.9 if c == b else 0.1 for c in range(2)] for b in range(2)]] * 2)
+    calls = {
+        "sinusoidal_pe": [((40, 64, 10000.0), {})],
+        "apply_rope": [((eye, tpos, 10000.0), {})],
+        "alibi_bias": [((4, 12, True), {})],
+        "t5_bucket": [((rel, False, 32, 32), {}), ((rel, False, 32, 128), {})],
+        "yarn_thetas": [((16, 10000.0, 2, 32, 32, 1), {}), ((16, 10000.0, 8, 32, 2, 1), {})],
+        "chain_entropy": [((markov_table(4, seed=3),), {}), ((sticky,), {})],
+        "attention_entropy": [((np.tril(np.ones((5, 5))) / np.arange(1, 6)[:, None],), {})],
+        "breaking_point": [
+            ((np.r_[np.zeros(32), [0.05, 0.2, 0.3, 0.3, 0.3]], 32), {}),
+            ((np.r_[np.zeros(32), [0.2, 0.0, 0.3, 0.3, 0.3, 0.0]], 32), {"window": 2}),
+        ],
+    }
+    return calls[name]
+
+
+def _wrong(name: str, fn: Callable) -> str | None:
+    """What the course's checks say ``fn`` gets wrong on the experiment's kind of calls
+    (with the mistake's name where they know it), or None: the reference's answers where
+    the checks are installed, the public checks' in the classroom build."""
+    from helpers.grader import _judge_callee
+
+    calls = [(fn, args, kwargs) for args, kwargs in _calls(name)]
+    with np.errstate(all="ignore"):
+        try:
+            return _judge_callee(name, calls)
+        except Exception:  # noqa: BLE001 - no checks here, or a check that cannot run
+            return None
+
+
+def _has_reference() -> bool:
+    try:
+        from helpers import reference  # noqa: F401
+    except ImportError:  # the classroom build ships no reference
+        return False
+    return True
+
+
+def yours_or_reference(name: str, fn: Callable | None) -> tuple[Callable | None, str]:
+    """The learner's ``fn`` where it runs and is right, else None (the reference's), and a
+    line saying whose the experiment uses, and why.
+
+    A function not written yet (it raises NotImplementedError) or one that fails is left
+    out; one the checks find wrong is left out too, with what is wrong and where it is
+    taught, so that a pasted mistake never passes for a finding of the experiment. Where
+    there is no reference (the classroom build) a wrong function is used, and said to be.
+    """
+    where = TAUGHT_IN.get(name, "")
+    if fn is None:
+        return None, f"{name}: the reference's"
+    try:
+        with np.errstate(all="ignore"):
+            args, kwargs = _calls(name)[0]
+            fn(*args, **kwargs)
+    except NotImplementedError:
+        return None, f"{name}: the reference's (yours is not written yet: {where})"
+    except Exception as exc:  # noqa: BLE001 - a recap may be a stub or wrong
+        return None, f"{name}: the reference's (yours raised {type(exc).__name__}: {where})"
+    wrong = _wrong(name, fn)
+    if wrong is None:
+        return fn, f"{name}: yours"
+    said = " ".join(str(wrong).split())
+    if not _has_reference():
+        return fn, f"{name}: yours, and it is wrong ({where}): {said}"
+    return None, f"{name}: the reference's, as yours is wrong ({where}): {said}"
+
+
+def reference_of(name: str, fn: Callable | None) -> Callable:
+    """``fn`` itself, or the reference's ``name`` where ``yours_or_reference`` left it out."""
+    if fn is not None:
+        return fn
+    if not _has_reference():
+        raise RuntimeError(
+            f"{name} is not written yet and this installation has no reference: "
+            f"write it ({TAUGHT_IN.get(name, '')}), then run this cell again"
+        )
+    from helpers import reference
+
+    return getattr(reference, name)
 
 
 def encodings_of(**functions) -> tuple[Encodings, list[str]]:
-    """The learner's position functions where they run, the reference's where they do not.
-
-    Each given function is called once on a small case; one that raises (a recap cell left
-    empty raises NotImplementedError) is left out, so the models use the reference's.
-    Returns the encodings and one line per function saying whose it is.
-    """
-    trials = {
-        "sinusoidal_pe": lambda f: f(4, 8),
-        "apply_rope": lambda f: f(np.ones((2, 4)), np.array([0, 1])),
-        "alibi_bias": lambda f: f(4, 3, True),
-        "t5_bucket": lambda f: f(np.array([[0, -1], [-5, -40]]), False, 32, 32),
-    }
+    """The learner's position functions where they run and are right, the reference's
+    where they do not (``yours_or_reference``): the encodings and one line per function
+    saying whose it is."""
     chosen, lines = {}, []
     for name, fn in functions.items():
-        if fn is None:
-            lines.append(f"{name}: the reference's")
-            continue
-        try:
-            trials[name](fn)
-        except Exception as exc:  # noqa: BLE001 - a recap may be a stub or wrong
-            lines.append(f"{name}: the reference's (yours raised {type(exc).__name__})")
-            continue
-        chosen[name] = fn
-        lines.append(f"{name}: yours")
+        mine, line = yours_or_reference(name, fn)
+        if mine is not None:
+            chosen[name] = mine
+        lines.append(line)
     return Encodings(**chosen), lines
 
 
@@ -995,7 +1165,7 @@ def run_experiment(
     base: Config | None = None,
     eval_n: int | None = None,
     names: tuple[str, ...] | None = None,
-    progress: Callable[[str], None] | None = print,
+    progress: Callable[[str], None] | str | None = "bar",
     chain_entropy: Callable | None = None,
     workers: int | None = None,
 ) -> dict:
@@ -1005,6 +1175,9 @@ def run_experiment(
     2x, 4x and 8x, its training seconds and milliseconds per step, the models, the settings
     (``config``, the scheme aside) and how many sequences were read (``eval_n``).
     ``chain_entropy`` gives the best loss (the learner's, or the reference's when None).
+    Also the optimum's loss per position on the same sequences (``optimum``: the exact best
+    predictor, the noise floor) and the models' size (``n_params``). ``progress``: ``"bar"``,
+    tqdm's bar (``TrainingBar``); a function, which gets a line now and then; None, silence.
     """
     if chain_entropy is None:
         from helpers.reference import chain_entropy
@@ -1024,8 +1197,11 @@ def run_experiment(
         for name, scheme, md in EXPERIMENT
         if names is None or name in names
     }
-    report = None
-    if progress is not None:
+    report, bar = None, None
+    if progress == "bar":
+        bar = TrainingBar(cfgs)
+        report = bar.report
+    elif progress is not None:
         at: dict[str, str] = {}
 
         def report(name: str, step: int, loss: float) -> None:
@@ -1041,8 +1217,13 @@ def run_experiment(
     if workers is None:
         workers = workers_here()
     started = time.perf_counter()
-    done = train_many(cfgs, enc, 8 * L, eval_n, workers, report)
+    try:
+        done = train_many(cfgs, enc, 8 * L, eval_n, workers, report)
+    finally:
+        if bar is not None:
+            bar.close()
     out["wall_s"] = time.perf_counter() - started  # what the learner waits: trainings and reads
+    out["optimum"] = optimum_curve(base, 8 * L, eval_n)
     for name, (model, curve) in done.items():
         out["models"][name] = model
         out["curves"][name] = curve
@@ -1051,7 +1232,53 @@ def run_experiment(
         out["ms_per_step"][name] = 1000.0 * model.train_s / model.cfg.steps
         out["cpu_ms_per_step"][name] = 1000.0 * model.train_cpu_s / model.cfg.steps
     out["workers"] = workers
+    out["n_params"] = {name: n_params(m.params) for name, m in out["models"].items()}
     return out
+
+
+class TrainingBar:
+    """The experiment's progress as one bar (tqdm's: in a notebook, its widget on
+    ipywidgets; elsewhere, a text line that tqdm rewrites cleanly): every step of every model
+    a unit, "model k of n" with the models training now, and the time left as tqdm
+    estimates it from the steps done."""
+
+    def __init__(self, cfgs: dict[str, Config]):
+        from tqdm.auto import tqdm
+
+        from helpers.i18n import tr
+
+        self.cfgs, self.started, self.done = cfgs, [], 0
+        self.at: dict[str, int] = {}
+        # tqdm fills in {elapsed} and {remaining}: the template is translated as it is
+        left = tr("{elapsed} so far, about {remaining} left")
+        self.bar = tqdm(
+            total=sum(c.steps for c in cfgs.values()),
+            unit="step",
+            desc=tr("model {k} of {n}", k=1, n=len(cfgs)),
+            bar_format="{desc} {bar} {percentage:3.0f}% · " + left,
+            mininterval=0.5,
+        )
+
+    def report(self, name: str, step: int, loss: float) -> None:
+        """train_many's progress: ``name`` has done ``step + 1`` steps, at loss ``loss``."""
+        if name not in self.started:
+            self.started.append(name)
+        before = self.at.get(name, 0)
+        self.at[name] = step + 1
+        self.bar.update(step + 1 - before)
+        if step + 1 == self.cfgs[name].steps:
+            self.done += 1
+        now = [n for n in self.started if self.at[n] < self.cfgs[n].steps]
+        k = min(len(self.cfgs), self.done + max(1, len(now)))
+        from helpers.i18n import tr
+
+        self.bar.set_description_str(
+            tr("model {k} of {n}", k=k, n=len(self.cfgs)) + (f" ({', '.join(now)})" if now else ""),
+            refresh=False,
+        )
+
+    def close(self) -> None:
+        self.bar.close()
 
 
 # ----------------------------------------------------------------------------------------
@@ -1062,11 +1289,33 @@ LONGER = (
     ("rope", "plain RoPE, read past its length"),
     ("pi", "position interpolation: every rate divided by the factor"),
     ("ntk", "NTK-aware: the base raised to base * factor ** (d / (d - 2))"),
-    ("yarn", "YaRN, the paper's ramp"),
-    ("yarn_rescaled", "YaRN, the ramp rescaled to this model's turns"),
+    ("yarn_paper", "YaRN with the paper's ramp gamma(r), linear in each pair's turns"),
+    ("yarn", "YaRN with transformers' ramp over pair indices (yarn_thetas of 10)"),
     ("pi_finetune", "position interpolation after a short fine-tune"),
 )
 PAPER_RAMP = (32.0, 1.0)  # YaRN's (beta_fast, beta_slow), Peng et al. 2023
+
+
+def yarn_paper_rates(
+    dh: int, base: float, factor: float, train_len: int, alpha: float = 1.0, beta: float = 32.0
+) -> tuple[np.ndarray, float]:
+    """YaRN as the paper defines it (Peng et al. 2023, Definition 2): the rates and the
+    attention factor.
+
+    r_i = train_len / lambda_i = train_len theta_i / (2 pi), the turns of pair i in the
+    training length; gamma(r) = 0 for r < alpha, 1 for r > beta, (r - alpha) / (beta - alpha)
+    between; h(theta_i) = (1 - gamma(r_i)) theta_i / s + gamma(r_i) theta_i. The attention
+    factor sqrt(1/t) = 0.1 ln s + 1 (1 for s <= 1). transformers' ramp (``yarn_thetas`` of
+    notebook 10) runs linearly over pair *indices* between floor and ceil of the dimensions
+    where pairs turn beta and alpha times, its start clamped at pair 0: with 8 pairs and
+    5.1 turns for the fastest, it keeps pair 0 where the paper's gamma mostly interpolates it.
+    # shapes: (dh / 2,), float
+    """
+    theta = base ** (-np.arange(0, dh, 2, dtype=np.float64) / dh)
+    r = train_len * theta / (2.0 * math.pi)
+    gamma = np.clip((r - alpha) / (beta - alpha), 0.0, 1.0)
+    rates = (1.0 - gamma) * theta / factor + gamma * theta
+    return rates, (0.1 * math.log(factor) + 1.0 if factor > 1 else 1.0)
 
 
 def rope_rates(cfg: Config) -> np.ndarray:
@@ -1087,8 +1336,10 @@ def longer_encodings(
 
     ``pi``: theta_i / factor (Chen et al.); ``ntk``: the base raised to
     base * factor ** (dh / (dh - 2)) (bloc97); ``yarn``: ``yarn_thetas(dh, base, factor,
-    train_len, beta_fast, beta_slow)`` with ``ramp = (beta_fast, beta_slow)`` (Peng et al.;
-    the learner's function, or the reference's when None); ``rope``: the rates unchanged.
+    train_len, beta_fast, beta_slow)`` with ``ramp = (beta_fast, beta_slow)`` (transformers'
+    ramp over pair indices: the learner's function, or the reference's when None);
+    ``yarn_paper``: the paper's gamma(r) with alpha, beta = beta_slow, beta_fast
+    (``yarn_paper_rates``); ``rope``: the rates unchanged.
     """
     dh, base, th = cfg.head_dim, cfg.rope_base, rope_rates(cfg)
     if method == "rope":
@@ -1098,6 +1349,9 @@ def longer_encodings(
     if method == "ntk":
         new_base = base * factor ** (dh / (dh - 2))
         return Encodings(rope_thetas=new_base ** (-np.arange(0, dh, 2) / dh))
+    if method == "yarn_paper":
+        rates, scale = yarn_paper_rates(dh, base, factor, cfg.train_len, ramp[1], ramp[0])
+        return Encodings(rope_thetas=rates, rope_scale=scale)
     if method == "yarn":
         if yarn_thetas is None:
             try:
@@ -1109,7 +1363,7 @@ def longer_encodings(
                 ) from exc
         rates, scale = yarn_thetas(dh, base, factor, cfg.train_len, ramp[0], ramp[1])
         return Encodings(rope_thetas=np.asarray(rates, dtype=np.float64), rope_scale=float(scale))
-    raise ValueError(f"method must be rope, pi, ntk or yarn, got {method!r}")
+    raise ValueError(f"method must be rope, pi, ntk, yarn_paper or yarn, got {method!r}")
 
 
 def finetune_pi(
@@ -1133,17 +1387,9 @@ def finetune_pi(
 
 
 def yarn_of(yarn_thetas: Callable | None) -> tuple[Callable | None, str]:
-    """The learner's ``yarn_thetas`` if it runs, else None (the reference's), and a line
-    saying whose it is: as ``encodings_of`` for the other recaps."""
-    if yarn_thetas is None:
-        return None, "yarn_thetas: the reference's"
-    try:
-        rates, scale = yarn_thetas(16, 10000.0, 2, 32, 32, 1)
-        if np.asarray(rates, dtype=np.float64).shape != (8,) or not math.isfinite(float(scale)):
-            raise ValueError("expected (8 rates, a finite attention factor)")
-    except Exception as exc:  # noqa: BLE001 - a recap may be a stub or wrong
-        return None, f"yarn_thetas: the reference's (yours raised {type(exc).__name__})"
-    return yarn_thetas, "yarn_thetas: yours"
+    """The learner's ``yarn_thetas`` if it runs and is right, else None (the reference's),
+    and a line saying whose it is: as ``encodings_of`` for the other recaps."""
+    return yours_or_reference("yarn_thetas", yarn_thetas)
 
 
 BETA_FAST = tuple(2.0**k for k in range(-2, 7))  # the explorer's beta_fast: 0.25 .. 64
@@ -1171,7 +1417,6 @@ def longer_rope(
     model: Model,
     best: np.ndarray,
     yarn_thetas: Callable | None = None,
-    rescaled: tuple[float, float] = (4.0, 1.0),
     finetune_steps: int | None = None,
     finetune_factor: int = 2,
     eval_n: int | None = None,
@@ -1205,23 +1450,275 @@ def longer_rope(
             "rope": (model, plain),
             "pi": (model, longer_encodings(cfg, "pi", k)),
             "ntk": (model, longer_encodings(cfg, "ntk", k)),
+            "yarn_paper": (model, longer_encodings(cfg, "yarn_paper", k)),
             "yarn": (model, longer_encodings(cfg, "yarn", k, yarn_thetas)),
-            "yarn_rescaled": (model, longer_encodings(cfg, "yarn", k, yarn_thetas, rescaled)),
             "pi_finetune": (tuned, longer_encodings(cfg, "pi", max(finetune_factor, k))),
         }
         for name, (m, enc) in ways.items():
             out["excess"][name][k] = reads.excess(m, k * L, enc)
             if k == FACTORS[-1]:
                 out["curves"][name] = reads.curve(m, k * L, enc)
-    # the explorer: YaRN with each beta_fast, its curve at the smallest factor that covers
+    # the explorer: YaRN with each beta_fast, its curve at the smallest factor that covers,
+    # and the optimum's loss on the same sequences
+    floors = {k: optimum_curve(cfg, k * L, eval_n) for k in FACTORS[1:]} if beta_fast else {}
     for b in beta_fast:
         for k in FACTORS[1:]:
             enc = longer_encodings(cfg, "yarn", k, yarn_thetas, (b, 1.0))
             out["yarn"][(b, k)] = {
                 "rates": np.asarray(enc.rope_thetas) / rope_rates(cfg),
                 "curve": reads.curve(model, k * L, enc),
+                "optimum": floors[k],
             }
     out["read_s"] = time.perf_counter() - start
     out["reads"] = len(reads.done)
     out["tuned"] = tuned
     return out
+
+
+# ----------------------------------------------------------------------------------------
+# Reading the trained models: per head, past the training length
+
+
+def heads_past(
+    model: Model,
+    attention_entropy: Callable,
+    length: int | None = None,
+    n: int = 8,
+    near: int = 2,
+    enc: Encodings | None = None,
+) -> dict:
+    """Each head's attention inside the training length and at its far end: the entropy of
+    its rows (``attention_entropy``, the learner's) and its weight on the ``near`` nearest
+    keys (``near_mass``), averaged over queries t in [2, L) and over the last L queries of
+    ``length`` (8 L by default), and over ``n`` sequences.
+
+    Returns ``{"entropy": (layers, H, 2), "near": (layers, H, 2), "uniform": (2,)}``, the
+    last pair the mean of log(t + 1) over the same queries (a row spread evenly).
+    """
+    L = model.cfg.train_len
+    length = length or 8 * L
+    inside, far = slice(2, L), slice(length - L, length)
+    ent, mass = [], []
+    for w in attention_maps(model, length, n, enc=enc):
+        h = np.asarray(attention_entropy(w), dtype=np.float64).mean(axis=0)  # (H, T)
+        m = near_mass(w, near).mean(axis=0)  # (H, T)
+        ent.append(np.stack([h[:, inside].mean(-1), h[:, far].mean(-1)], axis=-1))
+        mass.append(np.stack([m[:, inside].mean(-1), m[:, far].mean(-1)], axis=-1))
+    t = np.arange(length)
+    uniform = np.array([np.log(t[inside] + 1).mean(), np.log(t[far] + 1).mean()])
+    return {"entropy": np.array(ent), "near": np.array(mass), "uniform": uniform}
+
+
+# NoPE's temperatures tried (Wang et al. 2024): each a scale on layer 0's and layer 1's
+# queries, with or without log-length scaling (query i's scores times log(i + 1) / log L)
+TEMPERATURES = (
+    ("none", (1.0, 1.0), False),
+    ("log-length", (1.0, 1.0), True),
+    ("layer 1 x1.5", (1.0, 1.5), False),
+    ("layer 1 x2", (1.0, 2.0), False),
+    ("layer 1 x3", (1.0, 3.0), False),
+    ("both x1.5", (1.5, 1.5), False),
+)
+
+
+def temperatures(model: Model, factor: int = 2, n: int | None = None) -> dict[str, float]:
+    """The NoPE model read at ``factor`` x its length with each of TEMPERATURES: the mean
+    excess over the optimum on the same ``n`` sequences (16; 2 in a quick run)."""
+    if n is None:
+        n = 2 if quick() else 16
+    cfg = model.cfg
+    length = factor * cfg.train_len
+    floor = optimum_curve(cfg, length, n)
+    out = {}
+    for name, (t0, t1), log_len in TEMPERATURES:
+        temps = np.array([[t0] * cfg.n_heads, [t1] * cfg.n_heads])[: cfg.n_layers]
+        enc = Encodings(head_temps=temps, log_scale_len=cfg.train_len if log_len else None)
+        out[name] = float((evaluate(model, length, n=n, enc=enc) - floor).mean())
+    return out
+
+
+def breaks(curves: dict, floor: np.ndarray, breaking_point: Callable, train_len: int) -> dict:
+    """Each curve's break over ``floor`` (the optimum's loss on the same sequences):
+    ``breaking_point(curve - floor, train_len, window=BREAK_WINDOW)``."""
+    return {
+        name: breaking_point(np.asarray(c) - floor[: len(c)], train_len, window=BREAK_WINDOW)
+        for name, c in curves.items()
+    }
+
+
+# every claim the notebook prints (claims, show_claims), each in the catalogue
+# (helpers/messages/train_short.yaml)
+CLAIM_TEXTS = (
+    "ALiBi's excess is below 0.1 at 1x, 2x, 4x and 8x",
+    "sinusoidal at 8x: mean loss above ln 16",
+    "learned at 8x: mean loss above ln 16",
+    "rope at 8x: mean loss above ln 16",
+    "every model's mean excess on positions 0-31 is within 0.1",
+    "NoPE at 8x: better than sinusoidal, learned and RoPE, worse than ALiBi and T5",
+    "T5 (max_distance 32): excess below 0.1 at 2x, above 0.1 at 4x",
+    "the optimum breaks with window 3 (over the best expected loss), never with window 8",
+    "over the optimum, window 8: ALiBi never breaks",
+    "over the optimum, window 8: NoPE, sinusoidal, learned, RoPE, T5 and T5-128 break",
+    "sinusoidal and learned break by position 34",
+    "T5-128's buckets 22-31 are exactly 0",
+    "T5-128's buckets 16-21 are below 0 (mean over heads)",
+    "ALiBi's steepest head keeps its weight on the two nearest keys (within 0.05)",
+    "ALiBi's flattest head spreads: its entropy rises by more than 1 nat",
+    "ALiBi's head-averaged entropy rises too (by more than 0.5 nat in layer 0)",
+    "NoPE's and RoPE's heads all lose the two nearest keys (weight below 0.1 at 8x)",
+    "NoPE's first layer spreads evenly: its entropy within 0.15 of log(t + 1)",
+    "no temperature tried lowers NoPE's 2x excess by more than 0.1",
+    "plain RoPE at 2x: excess above 0.2",
+    "PI alone at 2x: excess above 0.2",
+    "NTK-aware at 2x: below plain RoPE, above 0.1",
+    "YaRN, transformers' ramp, at 2x: excess below 0.1",
+    "YaRN, the paper's ramp, at 2x: excess above 0.2",
+    "PI fine-tuned at 2x: excess below 0.1",
+    "PI fine-tuned at 1x: worse than before",
+    "every way at 8x: excess above 0.5",
+)
+
+
+def claims(
+    results: dict,
+    longer: dict | None = None,
+    heads: dict | None = None,
+    temps: dict | None = None,
+    breaking_point: Callable | None = None,
+) -> list[tuple[str, str, bool]]:
+    """Every claim the notebook's text makes, measured on these models: (group, claim,
+    holds), the group the notebook's cell that prints it (``show_claims``).
+
+    ``results`` from ``run_experiment``; ``longer`` from ``longer_rope``; ``heads`` a dict
+    of ``heads_past`` by scheme (nope, rope, alibi); ``temps`` from ``temperatures``. The
+    benchmark checks the same list on three seeds.
+    """
+    if breaking_point is None:
+        from helpers.reference import breaking_point
+    L, best, curves, ex = (
+        results["config"].train_len,
+        results["best"],
+        results["curves"],
+        results["excess"],
+    )
+    floor = results["optimum"]
+    ln_v = math.log(results["config"].vocab)
+    out: list[tuple[str, str, bool]] = []
+
+    def say(text: str, holds) -> None:
+        if text not in CLAIM_TEXTS:
+            raise ValueError(f"a claim not in CLAIM_TEXTS: {text!r}")
+        out.append((_group_of(text), text, bool(holds)))
+
+    say("ALiBi's excess is below 0.1 at 1x, 2x, 4x and 8x", max(ex["alibi"].values()) < 0.1)
+    for name in ("sinusoidal", "learned", "rope"):
+        say(f"{name} at 8x: mean loss above ln 16", float(curves[name].mean()) > ln_v)
+    below = max(abs(float((c[:L] - best[:L]).mean())) for c in curves.values())
+    say("every model's mean excess on positions 0-31 is within 0.1", below < 0.1)
+    e8 = {n: ex[n][8] for n in ex}
+    say(
+        "NoPE at 8x: better than sinusoidal, learned and RoPE, worse than ALiBi and T5",
+        all(e8["nope"] < e8[n] for n in ("sinusoidal", "learned", "rope"))
+        and all(e8["nope"] > e8[n] for n in ("alibi", "t5")),
+    )
+    say(
+        "T5 (max_distance 32): excess below 0.1 at 2x, above 0.1 at 4x",
+        ex["t5"][2] < 0.1 < ex["t5"][4],
+    )
+    noise = floor - best
+    say(
+        "the optimum breaks with window 3 (over the best expected loss), never with window 8",
+        breaking_point(noise, L) is not None
+        and breaking_point(noise, L, window=BREAK_WINDOW) is None,
+    )
+    broke = breaks(curves, floor, breaking_point, L)
+    say("over the optimum, window 8: ALiBi never breaks", broke["alibi"] is None)
+    say(
+        "over the optimum, window 8: NoPE, sinusoidal, learned, RoPE, T5 and T5-128 break",
+        all(broke[n] is not None for n in broke if n != "alibi"),
+    )
+    say(
+        "sinusoidal and learned break by position 34",
+        all(broke[n] is not None and broke[n] <= 34 for n in ("sinusoidal", "learned")),
+    )
+    md = results["models"]["t5_md128"].params["t5_table"] if "models" in results else None
+    if md is not None:
+        say("T5-128's buckets 22-31 are exactly 0", bool(np.all(md[22:] == 0)))
+        say(
+            "T5-128's buckets 16-21 are below 0 (mean over heads)",
+            bool(np.all(md[16:22].mean(1) < 0)),
+        )
+    if heads is not None:
+        al, no, ro = heads["alibi"], heads["nope"], heads["rope"]
+        keep = np.abs(al["near"][:, 0, 1] - al["near"][:, 0, 0])
+        say(
+            "ALiBi's steepest head keeps its weight on the two nearest keys (within 0.05)",
+            np.all(keep < 0.05),
+        )
+        spread = al["entropy"][:, -1, 1] - al["entropy"][:, -1, 0]
+        say(
+            "ALiBi's flattest head spreads: its entropy rises by more than 1 nat",
+            np.all(spread > 1),
+        )
+        mean_rise = al["entropy"][:, :, 1].mean(1) - al["entropy"][:, :, 0].mean(1)
+        say(
+            "ALiBi's head-averaged entropy rises too (by more than 0.5 nat in layer 0)",
+            mean_rise[0] > 0.5,
+        )
+        say(
+            "NoPE's and RoPE's heads all lose the two nearest keys (weight below 0.1 at 8x)",
+            np.all(no["near"][..., 1] < 0.1) and np.all(ro["near"][..., 1] < 0.1),
+        )
+        say(
+            "NoPE's first layer spreads evenly: its entropy within 0.15 of log(t + 1)",
+            np.all(np.abs(no["entropy"][0] - no["uniform"]) < 0.15),
+        )
+    if temps is not None:
+        gain = temps["none"] - min(temps.values())
+        say("no temperature tried lowers NoPE's 2x excess by more than 0.1", gain < 0.1)
+    if longer is not None:
+        lx = longer["excess"]
+        say("plain RoPE at 2x: excess above 0.2", lx["rope"][2] > 0.2)
+        say("PI alone at 2x: excess above 0.2", lx["pi"][2] > 0.2)
+        say("NTK-aware at 2x: below plain RoPE, above 0.1", 0.1 < lx["ntk"][2] < lx["rope"][2])
+        say("YaRN, transformers' ramp, at 2x: excess below 0.1", lx["yarn"][2] < 0.1)
+        say("YaRN, the paper's ramp, at 2x: excess above 0.2", lx["yarn_paper"][2] > 0.2)
+        say("PI fine-tuned at 2x: excess below 0.1", lx["pi_finetune"][2] < 0.1)
+        say("PI fine-tuned at 1x: worse than before", lx["pi_finetune"][1] > lx["rope"][1])
+        say("every way at 8x: excess above 0.5", min(e[8] for e in lx.values()) > 0.5)
+    return out
+
+
+# which cell of the notebook prints a claim (show_claims): the first key its text contains
+CLAIM_GROUPS = (
+    ("ALiBi's excess is below 0.1", "experiment"),
+    ("at 8x: mean loss above ln 16", "experiment"),
+    ("every model's mean excess", "experiment"),
+    ("NoPE at 8x: better", "experiment"),
+    ("T5 (max_distance 32): excess", "experiment"),
+    ("the optimum breaks with window 3", "breaks"),
+    ("ALiBi never breaks", "breaks"),
+    ("T5 and T5-128 break", "breaks"),
+    ("sinusoidal and learned break by", "breaks"),
+    ("buckets 22-31", "t5"),
+    ("buckets 16-21", "t5"),
+    ("steepest head", "heads"),
+    ("flattest head", "heads"),
+    ("head-averaged entropy", "heads"),
+    ("lose the two nearest keys", "heads"),
+    ("first layer spreads evenly", "heads"),
+    ("no temperature tried", "nope"),
+)
+
+
+def _group_of(text: str) -> str:
+    return next((g for key, g in CLAIM_GROUPS if key in text), "longer")
+
+
+def show_claims(found: list[tuple[str, str, bool]], group: str) -> None:
+    """Print the claims of one group, each with its verdict on these models."""
+    from helpers.i18n import tr
+
+    for g, text, holds in found:
+        if g == group:
+            print(tr("claim holds") if holds else tr("claim DOES NOT HOLD"), "·", tr(text))

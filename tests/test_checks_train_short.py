@@ -181,6 +181,40 @@ def ce_marginal_numpy(table):
     return float(_h(pi.sum(1))), float(_h(pi.sum(1))), float(np.sum(pi * _h(t)))
 
 
+def ce_uniform_pi_eigh(table):
+    """pi from the eigenvector of P for eigenvalue 1, P's right one (P v = v): all ones."""
+    t = np.asarray(table, dtype=float)
+    V = t.shape[0]
+    P = np.zeros((V, V, V, V))
+    for b in range(V):
+        P[:, b, b, :] = t[:, b, :]
+    w, vecs = np.linalg.eig(P.reshape(V * V, V * V))
+    v = np.real(vecs[:, np.argmin(np.abs(w - 1))])
+    pi = (v / v.sum()).reshape(V, V)
+    pa = pi.sum(1)
+    return float(_h(pa)), float((pa * _h(pi / pa[:, None])).sum()), float((pi * _h(t)).sum())
+
+
+def ce_uniform_pi_ones(table):
+    """pi solved as (P - I) x = 0 with sum 1, P not transposed: the uniform vector."""
+    t = np.asarray(table, dtype=float)
+    V = t.shape[0]
+    P = np.zeros((V, V, V, V))
+    for b in range(V):
+        P[:, b, b, :] = t[:, b, :]
+    A = P.reshape(V * V, V * V) - np.eye(V * V)
+    A[-1] = 1.0
+    rhs = np.zeros(V * V)
+    rhs[-1] = 1.0
+    pi = np.linalg.lstsq(A, rhs, rcond=None)[0].reshape(V, V)
+    pa = pi.sum(1)
+    return (
+        float(_h(pa)),
+        float(sum(pa[a] * _h(pi[a] / pa[a]) for a in range(V))),
+        float(np.sum(pi * _h(t))),
+    )
+
+
 def ce_log2_numpy(table):
     t = np.asarray(table, dtype=float)
     pi = _pi_power(t)
@@ -308,6 +342,10 @@ WRONG = {
         ce_marginal_loop,
         ce_marginal_numpy,
     ),
+    ("chain_entropy", "pi as the right eigenvector (uniform) instead of the left"): (
+        ce_uniform_pi_eigh,
+        ce_uniform_pi_ones,
+    ),
     ("chain_entropy", "log base 2"): (ce_log2_numpy, ce_log2_divided),
     ("attention_entropy", "nan at zero weights"): (ae_nan_numpy, ae_nan_loop),
     ("attention_entropy", "entropy over keys' columns instead of each query's row"): (
@@ -350,6 +388,16 @@ def test_each_wrong_implementation_is_named_on_every_case_it_gets_wrong(key, imp
             if C.agree(check.kind, wrong, C.expected(check, case))[0]:
                 continue  # the mistake does not show on this case
             found = C.diagnose(check, case, wrong)
+            alike = [
+                other
+                for (fn, other), impls in WRONG.items()
+                if fn == name and other != mistake_name
+                for f in impls
+                if C.agree(check.kind, wrong, _call(f, case), nan_equal=True)[0]
+            ]
+            if alike:  # the case cannot tell this mistake from another: none is named
+                assert found is None, (impl.__name__, case.label, found, alike)
+                continue
             assert found is not None and found.name == mistake_name, (
                 impl.__name__,
                 case.label,
@@ -388,3 +436,19 @@ def test_right_answers_written_differently_are_never_named():
         if case.label.startswith("bad input"):
             continue
         assert C.agree(check.kind, _call(ae_loop, case), C.expected(check, case))[0], case.label
+
+
+def test_a_case_that_cannot_tell_two_mistakes_apart_names_neither():
+    """On the sticky V = 2 chain a uniform pi and a marginal h1 give the same three numbers
+    (ln 2, ln 2, 0.325083): neither is named there. A sparse V = 3 chain tells them apart."""
+    check = C.CHECKS["chain_entropy"]
+    sticky, sparse = check.fixed()[0], check.fixed()[2]
+    wrong = ce_uniform_pi_eigh(*sticky.args)
+    assert np.allclose(wrong, (LN2, LN2, 0.325083), atol=1e-6)
+    assert np.allclose(wrong, ce_marginal_loop(*sticky.args))
+    assert C.diagnose(check, sticky, wrong) is None
+    assert C.diagnose(check, sticky, ce_marginal_numpy(*sticky.args)) is None
+    named = C.diagnose(check, sparse, ce_uniform_pi_eigh(*sparse.args))
+    assert named is not None and named.name.startswith("pi as the right eigenvector")
+    named = C.diagnose(check, sparse, ce_marginal_loop(*sparse.args))
+    assert named is not None and named.name.startswith("h1 as the entropy of the marginal")

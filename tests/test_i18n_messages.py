@@ -53,6 +53,7 @@ NON_LITERAL_SITES = {
     ("helpers/classcheck.py", "RANDOM_BY_TEACHER"),
     ("helpers/teacher/feedback_render.py", "mistake"),  # a mistake's catalogue name
     ("helpers/teacher/classroom/report.py", "name"),  # a mistake's catalogue name
+    ("helpers/train.py", "text"),  # one of 13's claims: train.CLAIM_TEXTS
 }
 
 
@@ -118,6 +119,9 @@ def _declared_texts() -> set[str]:
     for mistake in (MUTATION, *(m for c in C.CHECKS.values() for m in c.mistakes)):
         texts.update((mistake.name, mistake.message))
     texts.update(text for _, _, text, source in TR_CALLS if source is not None and text)
+    from helpers.train import CLAIM_TEXTS
+
+    texts.update(CLAIM_TEXTS)
     return texts
 
 

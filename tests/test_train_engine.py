@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import reference as ref
 from helpers import train as tr
 
 DATA = Path(__file__).resolve().parent / "data" / "torch_train.json"
@@ -225,3 +226,84 @@ def test_gradients_match_torch_autograd(case):
     for name, want in record["grads"].items():
         want = np.asarray(want)
         assert np.allclose(grads[name], want, rtol=1e-9, atol=1e-12), name
+
+
+def test_nbgrader_trains_the_quick_experiment(monkeypatch):
+    """Validate and autograde (NBGRADER_EXECUTION) never train the seven full models."""
+    monkeypatch.delenv(tr.QUICK_ENV, raising=False)
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    assert not tr.quick() and tr.experiment_config().steps == 1500
+    for mode in ("validate", "autograde"):
+        monkeypatch.setenv("NBGRADER_EXECUTION", mode)
+        assert tr.quick() and tr.experiment_config().steps == 20
+
+
+def test_the_optimum_scores_the_models_sequences_and_averages_to_the_best_loss():
+    """The exact best predictor on evaluate's own sequences: -log of the chain's true
+    probabilities (recomputed here from the table, token by token), and over many sequences
+    its mean is the chain's entropy at each position (within 4 standard errors)."""
+    cfg = tr.Config()
+    x = tr.eval_sequences(cfg, 6, 3)
+    table = tr.markov_table(cfg.vocab, cfg.task_seed)
+    got = tr.optimum_curve(cfg, 6, 3)
+    by_hand = np.mean([-np.log(table[s[3], s[4], s[5]]) for s in x])
+    assert got[5] == pytest.approx(by_hand, abs=1e-12)
+    many = tr.optimum_curve(cfg, 8, 20000)
+    best = tr.best_loss_per_position(ref.chain_entropy(table), 8)
+    assert np.all(np.abs(many - best) < 4 * 1.2 / np.sqrt(20000))
+
+
+def test_smooth_keeps_a_constant_constant_to_its_ends():
+    """np.convolve(mode="same") alone plunges at the ends (the missing positions as zeros)."""
+    flat = np.full(40, 0.7)
+    assert np.allclose(tr.smooth(flat, 8), 0.7, atol=1e-15)
+    plunging = np.convolve(flat, np.ones(8) / 8, mode="same")
+    assert plunging[-1] < 0.5
+    ramp = np.arange(20.0)
+    assert tr.smooth(ramp, 3)[5] == pytest.approx(5.0) and tr.smooth(ramp, 3)[0] == 0.5
+
+
+def test_a_pasted_encoding_with_a_known_mistake_is_named_and_not_used():
+    """07's sign mistake pasted into 13: the models use the reference's, and the line says
+    which notebook and which mistake; a right one and one not written yet are told apart."""
+
+    def alibi_positive(n_heads, seq_len, causal=True):
+        b = ref.alibi_bias(n_heads, seq_len, causal)
+        return np.where(np.isinf(b), b, -b)
+
+    def stub(*args, **kwargs):
+        raise NotImplementedError
+
+    enc, lines = tr.encodings_of(
+        sinusoidal_pe=ref.sinusoidal_pe, apply_rope=stub, alibi_bias=alibi_positive
+    )
+    assert lines[0] == "sinusoidal_pe: yours" and enc.sinusoidal_pe is ref.sinusoidal_pe
+    assert "not written yet" in lines[1] and "06_rope" in lines[1] and enc.apply_rope is None
+    assert enc.alibi_bias is None
+    assert "07_alibi" in lines[2] and "positive instead of negative bias" in lines[2], lines[2]
+
+
+def test_the_bar_says_which_model_of_how_many():
+    cfgs = {n: tr.Config(steps=200) for n in ("a", "b", "c")}
+    bar = tr.TrainingBar(cfgs)
+    try:
+        bar.report("a", 99, 1.0)
+        bar.report("b", 99, 1.0)
+        assert bar.bar.desc.startswith("model 2 of 3 (a, b)")
+        bar.report("a", 199, 1.0)
+        assert bar.bar.desc.startswith("model 2 of 3 (b)") and bar.bar.n == 300
+        bar.report("c", 99, 1.0)
+        assert bar.bar.desc.startswith("model 3 of 3 (b, c)")
+    finally:
+        bar.close()
+
+
+def test_every_claim_the_notebook_prints_is_in_the_catalogue_in_korean():
+    from helpers.i18n import tr as translate
+
+    for text in claim_texts():
+        assert translate(text, lang="ko") != text, text
+
+
+def claim_texts():
+    return tr.CLAIM_TEXTS + ("claim holds", "claim DOES NOT HOLD")

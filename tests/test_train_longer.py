@@ -54,8 +54,15 @@ def test_yarn_of_takes_a_working_function_and_says_whose():
 
     assert tr.yarn_of(stub) == (
         None,
-        "yarn_thetas: the reference's (yours raised NotImplementedError)",
+        "yarn_thetas: the reference's (yours is not written yet: 10_long_context)",
     )
+
+    def paper_ramp(d, base, factor, original_max, beta_fast=32, beta_slow=1):
+        return tr.yarn_paper_rates(d, base, factor, original_max, beta_slow, beta_fast)
+
+    # a YaRN that runs but is not notebook 10's (the paper's ramp): told, not used
+    fn, line = tr.yarn_of(paper_ramp)
+    assert fn is None and line.startswith("yarn_thetas: the reference's, as yours is wrong")
     assert tr.yarn_of(None) == (None, "yarn_thetas: the reference's")
     rates_only = lambda d, base, factor, original_max, beta_fast=32, beta_slow=1: np.ones(d // 2)
     assert tr.yarn_of(rates_only)[0] is None  # no attention factor: not YaRN's shape
@@ -93,9 +100,7 @@ def test_longer_rope_reads_each_way_and_leaves_the_model_as_it_was(model):
     assert set(ex) == {name for name, _ in tr.LONGER}
     assert all(set(row) == set(tr.FACTORS) for row in ex.values())
     # every way reads the plain model at 1x (its rates at factor 1 are theta)
-    assert len({round(ex[n][1], 12) for n in ("rope", "pi", "ntk", "yarn", "yarn_rescaled")}) == 1
-    # head_dim 8, 8 positions: (4, 1) and (32, 1) round to the same ramp: read once, equal rows
-    assert ex["yarn"] == ex["yarn_rescaled"]
+    assert len({round(ex[n][1], 12) for n in ("rope", "pi", "ntk", "yarn", "yarn_paper")}) == 1
     naive = 5 * 3 + 1 + 3 + 2 * 3  # ways x factors, the plain 1x, the fine-tune, the explorer
     assert out["reads"] < naive
     # the explorer's YaRN with the paper's beta_fast is the table's YaRN row, read once
@@ -127,3 +132,17 @@ def test_a_quick_run_reads_little(model, monkeypatch):
     assert out["finetune_steps"] == 3 and len(out["tuned"].losses) == 3
     monkeypatch.setenv(tr.QUICK_ENV, "0")
     assert tr.longer_rope(model, best_of(model), eval_n=2, beta_fast=())["finetune_steps"] == 60
+
+
+def test_the_papers_ramp_is_linear_in_turns_and_interpolates_the_fastest_pair_here():
+    """Peng et al., Definition 2, worked by hand for 13's heads (d 16, base 1e4, 32 positions,
+    s = 2): pair 0 turns 32 / 2 pi = 5.093 times, gamma = (5.093 - 1) / 31 = 0.1320, so its
+    rate is theta (1 - 0.1320) / 2 + 0.1320 theta = 0.5660 theta; pair 1 turns 1.611 times,
+    gamma = 0.0197, 0.5099 theta; the rest are halved. transformers' ramp keeps pair 0."""
+    rates, scale = tr.yarn_paper_rates(16, 1e4, 2, 32)
+    ratio = rates / ref.thetas(16, 1e4)
+    assert ratio[:2] == pytest.approx([0.5660, 0.5099], abs=1e-4)
+    assert ratio[2:] == pytest.approx([0.5] * 6, abs=1e-12)
+    assert scale == pytest.approx(0.1 * np.log(2) + 1)
+    hf, _ = ref.yarn_thetas(16, 1e4, 2, 32, 32, 1)
+    assert hf[0] / ref.thetas(16, 1e4)[0] == pytest.approx(1.0)

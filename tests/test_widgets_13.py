@@ -105,3 +105,49 @@ def test_beta_fast_picks_the_precomputed_yarn_read():
 def test_without_yarn_reads_there_is_no_beta_fast():
     ex = ts.train_short_explorer(results=results(), breaking_point=ref.breaking_point)
     assert "beta_fast" not in ex.controls and ts.YARN not in ex.lines
+
+
+def test_at_the_training_length_breaking_point_is_never_called():
+    """At length 32 no position is past the training length: breaking_point's contract
+    (train_len in [0, T)) would make it raise, so the explorer does not call it; past 32 it
+    is called with the break window of the notebook (8)."""
+    calls = []
+
+    def strict(excess, train_len, threshold=0.1, window=3):
+        calls.append((len(excess), train_len, window))
+        return ref.breaking_point(excess, train_len, threshold, window)
+
+    ex = ts.train_short_explorer(results=results(), breaking_point=strict)
+    ex.controls["length"].value = 32
+    assert not ex.errors
+    assert all(T > train_len for T, train_len, _ in calls)
+    ex.controls["length"].value = 64
+    assert calls and calls[-1][0] == 64 and {w for *_, w in calls} == {8}
+
+
+def test_each_model_keeps_its_look_and_is_named_at_its_end():
+    """One colour and line style per model (the course's palette), the same as the notebook's
+    figures, and a direct label at the end of each line; the x-axis follows the length."""
+    from helpers.plots import train_short_style
+
+    res = results()
+    ex = ts.train_short_explorer(results=res, breaking_point=ref.breaking_point)
+    ex.controls["length"].value = 64
+    looks = {(ex.lines[n].get_color(), str(ex.lines[n].get_linestyle())) for n in ts.SCHEMES}
+    assert len(looks) == len(ts.SCHEMES)
+    for name in ts.SCHEMES:
+        assert ex.lines[name].get_color() == train_short_style(name)["color"]
+        assert ex.labels[name].get_text() == name
+    assert ex.ax.get_xlim()[1] == 64
+
+
+def test_breaks_are_read_over_the_optimum_when_there_is_one():
+    """A model exactly as noisy as the optimum on the same sequences has no break."""
+    res = results()
+    noise = np.where(np.arange(256) % 20 < 10, 0.3, -0.3)
+    res["optimum"] = res["best"] + noise
+    res["curves"]["alibi"] = res["optimum"].copy()
+    ex = ts.train_short_explorer(results=res, breaking_point=ref.breaking_point)
+    ex.controls["length"].value = 256
+    assert list(ex.marks["alibi"].get_xdata()) == []
+    assert ref.breaking_point(res["curves"]["alibi"] - res["best"], 32) is not None

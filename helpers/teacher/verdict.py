@@ -334,7 +334,7 @@ def judge(check, cases: list, wants: list, outcomes: list, replay: str) -> Funct
     n = len(cases)
     weights = check.weights or WEIGHTS
     parts: dict[str, bool] = {}
-    first = None
+    first = named_first = None
     for index, (case, want) in enumerate(zip(cases, wants)):
         part = part_of(case, want)
         if index < len(outcomes):
@@ -344,6 +344,12 @@ def judge(check, cases: list, wants: list, outcomes: list, replay: str) -> Funct
         parts[part] = parts.get(part, True) and failure is None
         if failure is not None and first is None:
             first = (failure, outcomes[index] if index < len(outcomes) else Outcome())
+        if failure is not None and failure[1] is not None and named_first is None:
+            named_first = (failure, outcomes[index])
+    # the first failure told, unless it names no mistake (a case that cannot tell two apart)
+    # and a later one does: that one is told, with its mistake
+    if first is not None and first[0][1] is None and named_first is not None:
+        first = named_first
     if first is None:
         text = tr("all {n} checks passed", n=n) if n != 1 else tr("1 check passed")
         return FunctionResult(name, True, text, None, n, score=1.0, points=check.points)

@@ -1,14 +1,19 @@
 """Explorer of notebook 13_train_short: the trained models' excess loss past their length.
 
 ``train_short_explorer(results=..., breaking_point=...)`` draws the curves the notebook's
-experiment measured (``helpers.train.run_experiment``): each model's excess over the best loss
-at every position up to the evaluation length, smoothed over 8 positions, with the learner's
-``breaking_point`` marked on each. Sliders and boxes: the evaluation length (32 to 256), the
-schemes shown, T5's ``max_distance`` (32 or 128) and, given the RoPE model's YaRN reads
-(``yarn``, from ``helpers.train.longer_rope``), YaRN's ``beta_fast`` (0.25 to 64, powers of
-2; beta_slow 1): the line ``rope+YaRN`` is the RoPE model read with YaRN at the smallest of
-2x, 4x, 8x that covers the length. Nothing trains in a move: the curves are the trained
-models' own, computed once.
+experiment measured (``helpers.train.run_experiment``): each model's excess at every position
+up to the evaluation length, over the optimum's loss on the same sequences (the exact best
+predictor, ``results["optimum"]``; over the best expected loss where there is none),
+smoothed over 8 positions (``helpers.train.smooth``), with the learner's ``breaking_point``
+(window ``helpers.train.BREAK_WINDOW``, 8: the optimum itself never trips it) marked on each,
+past the training length only: at length 32 nothing is past it, and ``breaking_point`` is
+not called. Sliders and boxes: the evaluation length (32 to 256), the schemes shown, T5's
+``max_distance`` (32 or 128) and, given the RoPE model's YaRN reads (``yarn``, from
+``helpers.train.longer_rope``), YaRN's ``beta_fast`` (0.25 to 64, powers of 2; beta_slow 1):
+the line ``rope+YaRN`` is the RoPE model read with YaRN (transformers' ramp) at the smallest of
+2x, 4x, 8x that covers the length. Each model keeps its look of the notebook's figures
+(``helpers.plots.train_short_style``) and is named at the end of its line. Nothing trains in
+a move: the curves are the trained models' own, computed once.
 """
 
 from __future__ import annotations
@@ -35,11 +40,8 @@ if TYPE_CHECKING:
 __all__ = ["TrainShortExplorer", "train_short_explorer"]
 
 SCHEMES = ("nope", "sinusoidal", "learned", "rope", "alibi", "t5")
-COLORS = dict(
-    zip(SCHEMES, ("tab:gray", "tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple"))
-)
 TRAIN_LEN, LONGEST, SMOOTH = 32, 256, 8
-YARN, YARN_COLOR = "rope+YaRN", "tab:olive"
+YARN = "rope+YaRN"
 YARN_FACTORS = (2, 4, 8)
 
 
@@ -81,24 +83,24 @@ class TrainShortExplorer(Explorer):
         yarn: dict | None = None,
         beta_fast: float = 32.0,
     ):
+        from helpers.train import smooth
+
         best = np.asarray(results["best"], dtype=np.float64)
-        kernel = np.ones(SMOOTH) / SMOOTH
+        floor = np.asarray(results.get("optimum", best), dtype=np.float64)
+        # the excess over the optimum's loss on the same sequences: what a break is read on
         self.excess = {
-            name: np.asarray(curve, dtype=np.float64) - best[: len(curve)]
+            name: np.asarray(curve, dtype=np.float64) - floor[: len(curve)]
             for name, curve in results["curves"].items()
         }
-        self.smooth = {
-            name: np.convolve(ex, kernel, mode="same") for name, ex in self.excess.items()
-        }
+        self.smooth = {name: smooth(ex, SMOOTH) for name, ex in self.excess.items()}
         self.breaking_point = learner("breaking_point", breaking_point)
         # YaRN reads by (beta_fast, factor): the excess at each position, raw and smoothed
         self.yarn = {
-            key: np.asarray(read["curve"], dtype=np.float64) - best[: len(read["curve"])]
+            key: np.asarray(read["curve"], dtype=np.float64)
+            - np.asarray(read.get("optimum", best), dtype=np.float64)[: len(read["curve"])]
             for key, read in (yarn or {}).items()
         }
-        self.yarn_smooth = {
-            key: np.convolve(ex, kernel, mode="same") for key, ex in self.yarn.items()
-        }
+        self.yarn_smooth = {key: smooth(ex, SMOOTH) for key, ex in self.yarn.items()}
         self.betas = sorted({b for b, _ in self.yarn})
         controls = {
             "length": int_slider(tr("evaluation length"), length, TRAIN_LEN, LONGEST, TRAIN_LEN),
@@ -113,48 +115,90 @@ class TrainShortExplorer(Explorer):
         super().__init__(controls, figsize=(9, 4.2), title=tr("Train short, test long"))
 
     def draw(self, fig: Figure) -> None:
+        from helpers.plots import train_short_style
+        from helpers.train import BREAK_WINDOW
+
+        self.window = BREAK_WINDOW
         fig.set_layout_engine(None)
         self.ax = fig.add_axes((0.08, 0.14, 0.7, 0.74))
-        self.lines, self.marks = {}, {}
-        for name in SCHEMES:
-            (self.lines[name],) = self.ax.plot([], [], color=COLORS[name], lw=1.8, label=name)
-            (self.marks[name],) = self.ax.plot([], [], "v", color=COLORS[name], ms=8)
-        if self.betas:
-            (self.lines[YARN],) = self.ax.plot([], [], color=YARN_COLOR, lw=1.8, label=YARN)
-            (self.marks[YARN],) = self.ax.plot([], [], "v", color=YARN_COLOR, ms=8)
+        self.lines, self.marks, self.labels = {}, {}, {}
+        names = [*SCHEMES, "t5_md128"] + ([YARN] if self.betas else [])
+        for name in names:
+            look = train_short_style(name)
+            (self.lines[name],) = self.ax.plot([], [], lw=1.8, label=name, **look)
+            (self.marks[name],) = self.ax.plot(
+                [], [], "v", color=look["color"], ms=9, markeredgecolor="black"
+            )
+            self.labels[name] = self.ax.annotate(
+                "",
+                (0, 0),
+                xytext=(4, 0),
+                textcoords="offset points",
+                color=look["color"],
+                fontsize=FONT,
+                va="center",
+                annotation_clip=False,
+            )
         self.ax.axvline(TRAIN_LEN, color="grey", ls=":", lw=1)
         self.ax.axhline(0.1, color="grey", ls="--", lw=0.8)
         self.ax.set_xlim(0, LONGEST)
         top = max(float(np.nanmax(s)) for s in [*self.smooth.values(), *self.yarn_smooth.values()])
         self.ax.set_ylim(-0.1, max(0.5, 1.1 * top))
         self.ax.set_xlabel(tr("position"))
-        self.ax.set_ylabel(tr("excess over the best loss (nats)"))
-        self.ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=10, frameon=False)
+        self.ax.set_ylabel(tr("excess over the optimum (nats)"))
         self.text = subtitle(self.ax)
-        # the YaRN read's summary, under the legend (the subtitle has no room for it)
-        self.yarn_text = fig.text(0.8, 0.14, "", fontsize=FONT, va="bottom", ha="left")
-        self.animate([*self.lines.values(), *self.marks.values(), self.text, self.yarn_text])
+        # the YaRN read's summary, right of the axes (the subtitle has no room for it)
+        self.yarn_text = fig.text(0.86, 0.14, "", fontsize=FONT, va="bottom", ha="left")
+        self.animate(
+            [
+                *self.lines.values(),
+                *self.marks.values(),
+                *self.labels.values(),
+                self.text,
+                self.yarn_text,
+            ],
+            moving=[self.ax.xaxis],
+        )
 
     def nearest_beta(self, value: float) -> float:
         """The precomputed beta_fast nearest to ``value`` on a log scale."""
         return min(self.betas, key=lambda b: abs(np.log2(b) - np.log2(float(value))))
 
+    def _show(self, name: str, excess: np.ndarray, smoothed: np.ndarray, length: int) -> None:
+        """One line to ``length``, its name at its end, and its break past the training
+        length (``breaking_point`` is called only where a position past it is shown)."""
+        line, mark, label = self.lines[name], self.marks[name], self.labels[name]
+        line.set_data(np.arange(length), smoothed[:length])
+        label.xy = (length - 1, float(smoothed[length - 1]))
+        label.set_text(name)
+        mark.set_data([], [])
+        if length > TRAIN_LEN:
+            with self.panel(mark):
+                p = self.breaking_point(excess[:length], TRAIN_LEN, window=self.window)
+                mark.set_data([] if p is None else [p], [] if p is None else [0.1])
+
+    def _hide(self, name: str) -> None:
+        self.lines[name].set_data([], [])
+        self.marks[name].set_data([], [])
+        self.labels[name].set_text("")
+
     def update(
         self, length: int, t5_md128: bool, beta_fast: float = 32.0, yarn: bool = False, **shown
     ) -> None:
         length = int(length)
+        self.ax.set_xlim(0, max(length, TRAIN_LEN))
         parts = []
-        for name in SCHEMES:
-            key = "t5_md128" if name == "t5" and t5_md128 else name
-            line, mark = self.lines[name], self.marks[name]
-            if not shown.get(name, True) or key not in self.smooth:
-                line.set_data([], [])
-                mark.set_data([], [])
+        for name in [*SCHEMES, "t5_md128"]:
+            if name == "t5_md128":
                 continue
-            line.set_data(np.arange(length), self.smooth[key][:length])
-            with self.panel(mark):
-                p = self.breaking_point(self.excess[key][:length], TRAIN_LEN)
-                mark.set_data([] if p is None else [p], [] if p is None else [0.1])
+            key = "t5_md128" if name == "t5" and t5_md128 else name
+            other = "t5" if key == "t5_md128" else "t5_md128"
+            if name == "t5":
+                self._hide(other)
+            if not shown.get(name, True) or key not in self.smooth:
+                self._hide(key)
+                continue
+            self._show(key, self.excess[key], self.smooth[key], length)
             parts.append(f"{key} {float(self.excess[key][:length].mean()):+.2f}")
         if self.betas:
             self.yarn_text.set_text(self._yarn(length, beta_fast, yarn))
@@ -162,17 +206,12 @@ class TrainShortExplorer(Explorer):
 
     def _yarn(self, length: int, beta_fast: float, shown: bool) -> str:
         """Draw the RoPE model's YaRN read for this length and beta_fast; its summary."""
-        line, mark = self.lines[YARN], self.marks[YARN]
         k, b = yarn_factor(length), self.nearest_beta(beta_fast)
         if not shown or (b, k) not in self.yarn:
-            line.set_data([], [])
-            mark.set_data([], [])
+            self._hide(YARN)
             return ""
         ex = self.yarn[(b, k)][:length]
-        line.set_data(np.arange(length), self.yarn_smooth[(b, k)][:length])
-        with self.panel(mark):
-            p = self.breaking_point(ex, TRAIN_LEN)
-            mark.set_data([] if p is None else [p], [] if p is None else [0.1])
+        self._show(YARN, ex, self.yarn_smooth[(b, k)], length)
         said = tr("{name} at {k}x,\nbeta_fast {beta}:", name=YARN, k=k, beta=f"{b:g}")
         return said + f"\n{float(ex.mean()):+.2f}"
 

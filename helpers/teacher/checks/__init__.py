@@ -132,7 +132,8 @@ def diagnose(check: FunctionCheck, case: Case, got) -> Mistake | None:
     Only mistakes that show in the output are considered, only when the reference
     disagrees with ``got``, and only when the wrong output differs from the reference on
     this case. A mistake is named when ``got`` agrees with one of its wrong implementations,
-    or when it has the mistake's property (``Mistake.shows``), however it was written.
+    or when it has the mistake's property (``Mistake.shows``), however it was written; a
+    mistake's ``alike`` that gives the same output on the case makes it name none.
     NaN matches NaN here (a softmax without max subtraction returns nan).
     Where the reference refuses the case (bad input: it raises ValueError), a value that
     agrees with a mistake's output names that mistake (a table lookup that wraps around
@@ -153,24 +154,39 @@ def diagnose(check: FunctionCheck, case: Case, got) -> Mistake | None:
     if not refused and agree(check.kind, got, want)[0]:
         return None
     outputs = [m for m in check.mistakes if m.detect == "output"]
-    for mistake in outputs:
-        for impl in (mistake.impl, *mistake.variants):
-            if impl is None:
-                continue
-            try:
-                with np.errstate(all="ignore"):
-                    wrong = impl(*copy.deepcopy(case.args), **copy.deepcopy(case.kwargs))
-                normalize(check.kind, wrong)
-            except (ValueError, TypeError, ArithmeticError, IndexError):
-                continue
-            if not refused and agree(check.kind, wrong, want)[0]:
-                continue
-            if agree(check.kind, got, wrong, nan_equal=True, atol=mistake.atol)[0]:
-                return mistake
-    for mistake in outputs:
-        if mistake.shows is not None and _shows(mistake, case, got, want):
-            return mistake
+    for found in (
+        next((m for m in outputs if _made_by(check, m, case, got, want, refused)), None),
+        next((m for m in outputs if m.shows is not None and _shows(m, case, got, want)), None),
+    ):
+        if found is None:
+            continue
+        # a mistake that can give the very output of another it is ``alike`` (chain_entropy's
+        # uniform pi and marginal h1 on a symmetric chain): a case that cannot tell them
+        # apart names neither, as either name could send the learner to a line that is right
+        for other in outputs:
+            if other.name in found.alike and _made_by(check, other, case, got, want, refused):
+                return None
+        return found
     return None
+
+
+def _made_by(check: FunctionCheck, mistake: Mistake, case: Case, got, want, refused) -> bool:
+    """Whether one of ``mistake``'s wrong implementations gives ``got`` on ``case`` (and
+    differs from the reference there)."""
+    for impl in (mistake.impl, *mistake.variants):
+        if impl is None:
+            continue
+        try:
+            with np.errstate(all="ignore"):
+                wrong = impl(*copy.deepcopy(case.args), **copy.deepcopy(case.kwargs))
+            normalize(check.kind, wrong)
+        except (ValueError, TypeError, ArithmeticError, IndexError):
+            continue
+        if not refused and agree(check.kind, wrong, want)[0]:
+            continue
+        if agree(check.kind, got, wrong, nan_equal=True, atol=mistake.atol)[0]:
+            return True
+    return False
 
 
 def _shows(mistake: Mistake, case: Case, got, want) -> bool:

@@ -61,6 +61,9 @@ class Mistake:
     the reference's output (None where the reference refuses the case), only when ``got`` is
     wrong, and returns True when ``got`` has the mistake's property.
 
+    ``alike`` names the mistakes of the same function that give this one's output on some
+    cases (a case that cannot tell them apart then names neither).
+
     ``on_random`` is False for a mistake that shows on bad input only (a position past a
     table), never on a random case: no random case is searched for on which it goes wrong
     (``helpers.teacher.verdict.witnesses``).
@@ -74,6 +77,9 @@ class Mistake:
     atol: float = 0.0
     shows: Callable[[Case, object, object], bool] | None = None
     on_random: bool = True
+    # the names of mistakes that can give this one's very output on some cases: there,
+    # neither is named (``diagnose``)
+    alike: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

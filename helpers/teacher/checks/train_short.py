@@ -236,6 +236,38 @@ M_CE_MARGINAL = Mistake(
     "pi(b | a) = pi(a, b) / pi(a).",
     chain_entropy_marginal_h1,
     shows=chain_entropy_shows_marginal_h1,
+    alike=("pi as the right eigenvector (uniform) instead of the left",),
+)
+
+
+def chain_entropy_uniform_pi(table):
+    """pi from the right eigenvector of the pair chain (P x = x: every pair the same)."""
+    ref.chain_entropy(table)  # refuses what the reference refuses
+    t = np.asarray(table, dtype=np.float64)
+    V = t.shape[0]
+    pa = np.full(V, 1.0 / V)
+    return float(_entropy_rows(pa)), float(_entropy_rows(pa)), float(_entropy_rows(t).mean())
+
+
+def chain_entropy_shows_uniform_pi(case: Case, got, want) -> bool:
+    """Every pair weighted 1 / V^2 in all three numbers: h0 = h1 = ln V and h_rest the plain
+    mean of the rows' entropies."""
+    if want is None:
+        return False
+    t = np.asarray(case.args[0], dtype=np.float64)
+    lnV = math.log(t.shape[0])
+    uniform = [lnV, lnV, float(_entropy_rows(t).mean())]
+    return not _close(np.ravel(want), uniform) and _close(np.ravel(got), uniform)
+
+
+M_CE_UNIFORM_PI = Mistake(
+    "pi as the right eigenvector (uniform) instead of the left",
+    "your pi weights every pair the same: h0 and h1 are both ln V. The all-ones vector solves "
+    "P x = x for any chain (each row of P sums to 1); the stationary distribution is the "
+    "left eigenvector, pi P = pi: solve with P's transpose.",
+    chain_entropy_uniform_pi,
+    shows=chain_entropy_shows_uniform_pi,
+    alike=("h1 as the entropy of the marginal (unconditional)",),
 )
 
 
@@ -253,7 +285,7 @@ CHAIN_ENTROPY = FunctionCheck(
     kind="tuple",
     fixed=_ce_fixed,
     random=_ce_random,
-    mistakes=(M_CE_EQUAL_PAIRS, M_CE_MARGINAL, M_CE_LOG2),
+    mistakes=(M_CE_EQUAL_PAIRS, M_CE_MARGINAL, M_CE_UNIFORM_PI, M_CE_LOG2),
     check_mutation=True,
 )
 
