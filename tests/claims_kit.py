@@ -43,6 +43,31 @@ def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return base.parent if "PYTEST_XDIST_WORKER" in os.environ else base
 
 
+def run_source(
+    nb_id: str,
+    folder: Path,
+    *,
+    env: dict[str, str] | None = None,
+    through: tuple[str, ...] = (),
+    then: tuple[str, ...] = (),
+    timeout: int | None = 600,
+) -> nbformat.NotebookNode:
+    """``source/<nb_id>/<nb_id>.ipynb`` executed in a fresh copy of its folder at ``folder``
+    (its kernel started with ``env`` when given), up to the last of the cells ``through`` when
+    given, and then the code cells ``then``; the executed notebook."""
+    shutil.rmtree(folder, ignore_errors=True)  # a run that failed before
+    shutil.copytree(ROOT / "source" / nb_id, folder)
+    nb = nbformat.read(folder / f"{nb_id}.ipynb", as_version=4)
+    if through:
+        ids = [c.id for c in nb.cells]
+        nb.cells = nb.cells[: max(ids.index(c) for c in through) + 1]
+    nb.cells += [nbformat.v4.new_code_cell(code) for code in then]
+    NotebookClient(
+        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
+    ).execute(**({"env": env} if env is not None else {}))
+    return nb
+
+
 def executed_notebook(nb_id: str, tmp_path_factory: pytest.TempPathFactory):
     """The source notebook ``nb_id`` executed top to bottom (once per test run).
 
@@ -58,17 +83,13 @@ def executed_notebook(nb_id: str, tmp_path_factory: pytest.TempPathFactory):
     with open(store / f"{nb_id}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
         if not saved.exists():
-            folder = store / nb_id
-            shutil.rmtree(folder, ignore_errors=True)  # a run that failed before
-            shutil.copytree(ROOT / "source" / nb_id, folder)
-            nb = nbformat.read(folder / f"{nb_id}.ipynb", as_version=4)
             full = nb_id in FULL_RUNS
-            NotebookClient(
-                nb,
+            nb = run_source(
+                nb_id,
+                store / nb_id,
+                env=without_quick() if full else None,
                 timeout=None if full else 600,  # the full training's time is the benchmark's
-                kernel_name="python3",
-                resources={"metadata": {"path": str(folder)}},
-            ).execute(**({"env": without_quick()} if full else {}))
+            )
             nbformat.write(nb, saved.with_suffix(".part"))
             saved.with_suffix(".part").rename(saved)
         _DONE[nb_id] = nbformat.read(saved, as_version=4)

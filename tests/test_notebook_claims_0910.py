@@ -44,7 +44,7 @@ FAMILIES_CLAIMS = [
     ),
     ("t5-bias-md", r"= 256 numbers", "bias-measure", r"from 256 learned numbers"),
     ("shaw-clip-md", r"9 \\times 32 = 288", "shaw-clip", r"288 = \(2 \* 4 \+ 1\) \* 32"),
-    ("nope-md", r"about \$10\^\{-16\}\$", "leak", r"largest gap \d\.\de-16"),
+    # nope-md's gap is round-off, checked against a bound: tests/round_off.py
     ("count-md", r"i = 1/\\text\{out\} - 1", "count", r"read back: \[0 1 2 3 4 5 6 7 8 9\]"),
 ]
 

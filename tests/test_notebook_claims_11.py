@@ -54,24 +54,12 @@ CLAIMS = [
         "relative",
         r"\[0\.144218 0\.144218 0\.144218 0\.144218\]",
     ),
-    ("relative-md", r"below \$10\^\{-13\}\$", "relative", r"spread \d\.\de-1[4-9]"),
+    # its spread and the axial terms are round-off, checked against a bound: tests/round_off.py
     ("relative-md", r"norm 5\.69443", "relative", r"norm of q 5\.69443, rotated 5\.69443"),
-    (
-        "axial-zero-md",
-        r"below \$10\^\{-16\}\$",
-        "axial-zero",
-        r"largest \|term\| over the 32 pairs \d\.\de-(1[7-9]|2\d)",
-    ),
     ("axial-zero-md", r"score 0\.144218", "axial-zero", r"s\(3, 2\) = 0\.144218; .* = 0\.144218"),
     ("mixed-measure-md", r"1\.541847", "mixed-measure", r"summed over the pairs 1\.541847"),
     ("mixed-measure-md", r"1\.974560", "mixed-measure", r"largest \|term\| 1\.974560"),
     ("mixed-measure-md", r"none of the 32 pairs gives 0", "mixed-measure", r"32 of 32 pairs not 0"),
-    (
-        "mixed-measure-md",
-        r"0\s+again \(below \$10\^\{-16\}\$\)",
-        "mixed-measure",
-        r"phi = 0\): largest \|term\| \d\.\de-(1[7-9]|2\d)",
-    ),
     ("mixed-read-md", r"adds 1\.5418", "mixed-measure", r"1\.5418"),
     ("mrope-ids-md", r"from 5\s+to 20", "mrope-ids", r"h = 5\.\.20, w = 5\.\.20"),
     # video ids and the vision towers' positions

@@ -81,13 +81,6 @@ STATEMENTS = [
     ("06_rope", "survive-md", r"31 \(" + NUMBER + ",", "survive-table", r"23: " + NUMBER),
     ("06_rope", "survive-md", r"31 \(\S+ " + NUMBER + ",", "survive-table", r"24: " + NUMBER),
     ("06_rope", "survive-md", r"31 \(\S+ \S+ " + NUMBER + r"\)", "survive-table", r"31: " + NUMBER),
-    (
-        "06_rope",
-        "norm-md",
-        r"5\.69\n\(\$" + NUMBER,
-        "norm-check",
-        r"norm_max_gap = " + NUMBER,
-    ),
     # 07: what is new at a longer length
     (
         "07_alibi",
@@ -190,9 +183,8 @@ def test_01_order_pair_has_the_same_tokens_and_the_articles_pair_does_not(tmp_pa
     assert _tokens("the dog bit the boy") == _tokens("the boy bit the dog")
     assert _tokens("나는 밥을 먹었다") != _tokens("밥은 나를 먹었다"), "the particles differ"
     assert "does not show it" in text and "나를 밥은 먹었다" in text
-    diffs = [float(v) for v in re.findall(r"max \|difference\| = (\S+)", found["rice-measure"])]
-    assert len(diffs) == 4 and max(diffs) < 1e-15, found["rice-measure"]
-    assert "a few $10^{-16}$" in found["rice-outro"]
+    diffs = re.findall(r"max \|difference\| = (\S+)", found["rice-measure"])
+    assert len(diffs) == 4, found["rice-measure"]  # their size: tests/round_off.py
 
 
 # ----------------------------------------------------------------------------- 02_sincos
@@ -227,22 +219,22 @@ def test_02_concat_count_agrees_with_the_sentence(tmp_path_factory):
 # ----------------------------------------------------------------------------- 06_rope
 
 
-def test_06_norm_gap_is_one_unit_in_the_last_place(tmp_path_factory):
-    """One vector at a time: pos 0 is |q| itself and the gap is 2**-50 (an ulp of 5.69);
-    the batch's rows add in another order, so its gap at pos 0 is not 0."""
-    out = cells("06_rope", tmp_path_factory)["norm-check"]
-    gap = float(re.search(r"norm_max_gap = (\S+)", out).group(1))
-    assert gap == float(f"{math.ulp(5.69):.1e}"), gap
-    assert float(re.search(r"at pos 0 (\S+)", out).group(1)) > 0.0, out
+def test_06_norm_gap_is_a_few_units_in_the_last_place(tmp_path_factory):
+    """One vector at a time the gap is a few units in the last place of 5.69 at most (an ulp is
+    2**-50); the batch's rows add in another order, and its gap may differ, at pos 0 too. Which
+    units depend on the BLAS kernel, so only the order is checked (here and tests/round_off.py)."""
+    found = cells("06_rope", tmp_path_factory)
+    out = found["norm-check"]
+    for label in (r"norm_max_gap = ", r"one batch: largest change ", r"at pos 0 "):
+        gap = float(re.search(label + r"(\S+)", out).group(1).rstrip(","))
+        assert 0 <= gap <= 8 * math.ulp(5.69), (label, gap)
+    assert "gap can change, at pos 0 too" in found["norm-md"]
 
 
 def test_06_cache_scores_agree_to_rounding_not_exactly(tmp_path_factory):
-    found = cells("06_rope", tmp_path_factory)
-    gap = float(re.search(r"max difference: (\S+)", found["cache-code"]).group(1))
-    assert gap < 1e-15, gap
-    assert (
-        "to rounding\n(a few $10^{-16}$" in found["cache-md"] and "exactly" not in found["cache-md"]
-    )
+    found = cells("06_rope", tmp_path_factory)  # the difference's order: tests/round_off.py
+    assert "to rounding\n(below $10^{-14}$" in found["cache-md"]
+    assert "exactly" not in found["cache-md"]
 
 
 def test_10_fast_pair_angles_are_within_half_a_step(tmp_path_factory):
@@ -336,8 +328,8 @@ def test_08_and_09_shaw_clip_is_not_the_key(tmp_path_factory):
 
 def test_08_norm_measured_as_in_06(tmp_path_factory):
     out = cells("08_offsets", tmp_path_factory)["norms-code"]
-    gap = float(re.search(r"largest change (\S+)", out).group(1))
-    assert gap == float(f"{math.ulp(5.69):.1e}"), out
+    gap = float(re.search(r"after RoPE: .* largest change (\S+)", out).group(1))
+    assert 0 <= gap <= 8 * math.ulp(5.69), out  # a few units in the last place of 5.69
     assert "as notebook 06 does" in cells("08_offsets", tmp_path_factory)["norms"]
 
 
