@@ -307,3 +307,31 @@ def test_every_claim_the_notebook_prints_is_in_the_catalogue_in_korean():
 
 def claim_texts():
     return tr.CLAIM_TEXTS + ("claim holds", "claim DOES NOT HOLD")
+
+
+def test_near_mass_on_even_causal_rows():
+    """Rows spread evenly over the t + 1 keys a query may see: the two nearest hold 1, 1,
+    2/3, 1/2 of the weight at t = 0, 1, 2, 3."""
+    uniform = np.tril(np.ones((4, 4))) / np.arange(1, 5)[:, None]
+    assert np.allclose(tr.near_mass(uniform, 2), [1, 1, 2 / 3, 1 / 2], atol=1e-15)
+    assert np.allclose(tr.near_mass(uniform, 1), [1, 1 / 2, 1 / 3, 1 / 4], atol=1e-15)
+
+
+def test_a_temperature_is_a_scale_on_the_scores():
+    """head_temps multiplies each head's scores (softmax(lambda s)), and log-length scaling
+    leaves every query inside the training length as it was."""
+    cfg = tr.Config(scheme="none", d_model=16, n_heads=2, train_len=8, steps=5, batch=2, warmup=1)
+    model = tr.train(cfg)
+    plain = tr.attention_maps(model, 8, n=2)
+    assert np.allclose(
+        tr.evaluate(model, 8, n=4, enc=tr.Encodings(log_scale_len=8)), tr.evaluate(model, 8, n=4)
+    )
+    temps = np.array([[2.0, 1.0], [1.0, 1.0]])
+    hot = tr.attention_maps(model, 8, n=2, enc=tr.Encodings(head_temps=temps))
+    # layer 0, head 0: the same scores times 2, recovered from the plain weights
+    logp = np.log(np.where(plain[0][:, 0] > 0, plain[0][:, 0], 1.0))
+    s2 = np.where(np.tril(np.ones((8, 8), bool)), 2 * logp, -np.inf)
+    want = np.exp(s2 - s2.max(-1, keepdims=True))
+    want /= want.sum(-1, keepdims=True)
+    assert np.allclose(hot[0][:, 0], want, atol=1e-5)
+    assert np.allclose(hot[0][:, 1], plain[0][:, 1], atol=1e-6)
