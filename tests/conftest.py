@@ -34,6 +34,9 @@ XDIST_GROUPS = {
     ("test_notebook_claims_11.py", None): "claims-11",  # 11 executed once
     ("test_notebook_claims_12.py", None): "claims-12",  # 12 executed once
     ("test_notebook_claims_13.py", None): "claims-13",  # 13 executed once
+    # the same full Run All of 13 (claims_kit.FULL_RUNS): in another worker it would wait
+    # minutes on the lock of that one execution, doing nothing
+    ("test_notebooks.py", "test_source_notebook_executes[13_train_short]"): "claims-13",
     ("test_hub.py", None): "hub",  # one hub: its accounts, ports and environments
     ("test_learner_account.py", None): "learner-account",  # the account, its wheelhouse
     ("test_formgrader.py", None): "formgrader",  # one course, one JupyterLab
@@ -53,8 +56,13 @@ XDIST_GROUPS = {
 def xdist_group(nodeid: str) -> str | None:
     """The group of a test (``tests/test_scale.py::test_x[param]``), None when it has none."""
     module = nodeid.split("::")[0].rpartition("/")[2]
-    function = nodeid.split("::")[-1].split("[")[0]
-    return XDIST_GROUPS.get((module, function)) or XDIST_GROUPS.get((module, None))
+    test = nodeid.split("::")[-1]  # with its parameters: one case may have a group of its own
+    function = test.split("[")[0]
+    return (
+        XDIST_GROUPS.get((module, test))
+        or XDIST_GROUPS.get((module, function))
+        or XDIST_GROUPS.get((module, None))
+    )
 
 
 @pytest.hookimpl(optionalhook=True)

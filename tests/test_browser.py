@@ -143,6 +143,37 @@ LAYOUT_JS = """(box) => {
 }"""
 
 
+# The notebook ``path`` is the current tab and its kernel is connected and idle. The toolbar's
+# execution indicator is no such sign: it reads "idle" before the notebook has a kernel at all
+# (its first state), and Run All clicked then runs nothing, which under load (a kernel that
+# takes long to start) left a test waiting for an explorer that no cell was drawing.
+KERNEL_READY_JS = """(path) => {
+  const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const session = panel && panel.sessionContext && panel.sessionContext.session;
+  const kernel = session && session.kernel;
+  return !!kernel && panel.context.path === path && kernel.connectionStatus === 'connected'
+    && kernel.status === 'idle';
+}"""
+# After Run All: the explorer is on the page, or the run is over without it (the kernel idle,
+# no cell waiting "[*]", and one cell numbered: the last one, or the one Run All stopped at).
+RUN_DONE_JS = r"""() => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const boxes = [...panel.node.querySelectorAll('.widget-vbox')];
+  if (boxes.some(b => b.querySelector('img') && b.querySelector('.widget-slider'))) return true;
+  const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
+  const prompts = [...panel.node.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]
+    .map(p => p.textContent);
+  return !!kernel && kernel.status === 'idle' && !prompts.some(t => t.includes('*'))
+    && prompts.some(t => /\d/.test(t));
+}"""
+KERNEL_START_MS = 180_000  # a kernel's start on a busy machine
+RUN_ALL_MS = 300_000  # a notebook's Run All on a busy machine, to its explorer
+
+
+def _kernel_ready(page, path: str) -> None:
+    page.wait_for_function(KERNEL_READY_JS, arg=path, polling=250, timeout=KERNEL_START_MS)
+
+
 def _skip_reason() -> str:
     if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
         return f"Chromium not found at {CHROMIUM}: install it with `make system-deps` (Debian)"
@@ -207,6 +238,8 @@ def lab(tmp_path_factory):
         "--ServerApp.open_browser=False",
         "--LabApp.news_url=",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        # window.jupyterapp: the tests wait on the notebook's kernel itself (KERNEL_READY_JS)
+        "--LabApp.expose_app_in_browser=True",
     ]
     with kit.lab_server(cmd, root, env, tmp_path / "lab.log", port, token) as url:
         yield url, token
@@ -244,9 +277,7 @@ def _open_and_run(page, url: str, token: str, assignment: str, name: str = ""):
     path = f"notebooks/{assignment}/{name or assignment}.ipynb"
     page.goto(f"{url}/lab/tree/{path}?reset&token={token}")
     page.locator(".jp-NotebookPanel").first.wait_for()
-    page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
-        timeout=180_000
-    )
+    _kernel_ready(page, path)
     if not page.locator("#filebrowser").is_visible():
         page.locator("li[data-id='filebrowser']").first.click()
         page.locator("#filebrowser").wait_for()
@@ -260,7 +291,16 @@ def _open_and_run(page, url: str, token: str, assignment: str, name: str = ""):
         .first
     )
     try:
-        explorer.wait_for(timeout=300_000)
+        page.wait_for_function(RUN_DONE_JS, polling=500, timeout=RUN_ALL_MS)
+        if not explorer.count():  # the run is over: its view is drawn now, or never
+            from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+            try:
+                explorer.wait_for(timeout=30_000)
+            except PlaywrightTimeout:
+                errors = page.locator(".jp-OutputArea-output").all_inner_texts()
+                shown = "\n".join(t for t in errors if "Error" in t)
+                pytest.fail(f"{path}: Run All ended without an explorer:\n{shown[-3000:]}")
     finally:
         page.screenshot(path=str(ARTIFACTS / f"{assignment}-run.png"))
     image = explorer.locator("img").first
@@ -627,13 +667,24 @@ def test_run_all_goes_past_a_failing_visible_test_to_the_self_check(lab, browser
     assert "[this test failed (see above)." in shown
 
 
-def _restart_kernel(page) -> None:
-    """Kernel > Restart Kernel…, and the dialog's Restart."""
+def _restart_kernel(page, path: str) -> None:
+    """Kernel > Restart Kernel…, and the dialog's Restart; returns once the kernel has
+    restarted and is connected and idle again."""
+    page.evaluate(
+        """() => {
+          const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+          window.__restarted = false;
+          kernel.statusChanged.connect((_, status) => {
+            if (status === 'restarting' || status === 'autorestarting') window.__restarted = true;
+          });
+        }"""
+    )
     page.get_by_role("menuitem", name="Kernel").first.click()
     page.get_by_text("Restart Kernel…", exact=True).first.click()
     page.locator(".jp-Dialog button.jp-mod-accept").click()
     page.locator(".jp-Dialog").wait_for(state="detached")
-    page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for()
+    page.wait_for_function("() => window.__restarted", timeout=KERNEL_START_MS)
+    _kernel_ready(page, path)
 
 
 @pytest.mark.skipif(bool(_skip_reason()), reason=_skip_reason() or "ready")
@@ -648,7 +699,7 @@ def test_after_a_restart_a_test_and_the_explorer_say_run_the_first_cell(lab, bro
         explorer, _image = _open_and_run(page, url, token, assignment)
         note = explorer.locator(".pe-stale-text")
         assert note.count() == 1 and not note.is_visible()  # its kernel is there
-        _restart_kernel(page)
+        _restart_kernel(page, f"notebooks/{assignment}/{assignment}.ipynb")
         test = (
             page.locator(".jp-CodeCell")
             .filter(has=page.get_by_text("angle_rates: d=4 gives 1 and 0.01"))

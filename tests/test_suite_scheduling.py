@@ -66,6 +66,9 @@ def test_a_test_is_in_its_module_group_or_its_function_group():
     regenerated = "tests/test_notebooks.py::test_notebooks_are_source_regenerated[01_order]"
     assert xdist_group(regenerated) == "regenerated"
     assert xdist_group("tests/test_notebooks.py::test_stored_without_outputs[x]") is None
+    full = "tests/test_notebooks.py::test_source_notebook_executes[13_train_short]"
+    assert xdist_group(full) == xdist_group("tests/test_notebook_claims_13.py::test_x[a]")
+    assert xdist_group("tests/test_notebooks.py::test_source_notebook_executes[01_order]") is None
 
 
 def _item(nodeid: str, slow: bool) -> SimpleNamespace:
