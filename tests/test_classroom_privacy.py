@@ -104,7 +104,10 @@ def clone():
 def test_a_learner_account_reads_nothing_of_the_class_off_the_hub(clone):
     course = clone
     said = []
-    for args in (("autograde", "ex1", "--jobs", "1", "--no-progress"), ("feedback", "ex1")):
+    for args in (
+        ("autograde", "ex1", "--jobs", "1", "--no-progress", "--unreleased"),
+        ("feedback", "ex1"),
+    ):
         proc = _helpers(course, *args)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         said.append(proc.stderr)
