@@ -73,9 +73,11 @@ doctor: setup
 # Regenerate the learner notebooks from source/ (never edit notebooks/ by hand).
 # The Formgrader (manual grading, extra credit, comments, feedback): JupyterLab on the course
 # folder, so that its links to source/ and autograded/ work (make lab's root is notebooks/).
-# `make grade-ui PORT=8890`: on that port (without PORT: 8888 or the next free one).
+# `make grade-ui PORT=8890`: on that port (without PORT: 8888 or the next free one);
+# EXCHANGE=DIR: the exchange its Release, Collect and feedback buttons use.
 grade-ui: setup
-	$(BIN)/python -m helpers grade-ui $(if $(filter command line environment,$(origin PORT)),--port $(PORT))
+	$(if $(EXCHANGE),PE_COURSE_EXCHANGE=$(abspath $(EXCHANGE)) ,)$(BIN)/python -m helpers grade-ui \
+		$(if $(filter command line environment,$(origin PORT)),--port $(PORT))
 
 notebooks: setup
 	$(BIN)/python -m helpers generate

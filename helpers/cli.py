@@ -130,7 +130,8 @@ def generate(ids: list[str], root: Path = ROOT) -> int:
     build that fails leaves ``notebooks/`` as it was. Without ``ids``, a translation that
     cannot be built (an English cell added or changed since it was translated) does not
     stop the English notebooks: the translated notebook stays as it was, and the message
-    names the cells that need a translation.
+    names the cells that need a translation; the exit code is then 1 (not everything was
+    rebuilt).
     """
     if not ids and not (root / "source").is_dir():
         print(f"no source/ folder in {root}", file=sys.stderr)
@@ -205,6 +206,10 @@ def generate(ids: list[str], root: Path = ROOT) -> int:
             "translate them, then generate again (docs/translating.md).",
             file=sys.stderr,
         )
+    if lagging:
+        stale_ids = ", ".join(sorted(assignment_id(b, c) for b, c in lagging))
+        print(f"generate: not rebuilt: {stale_ids} (exit 1)", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -296,8 +301,15 @@ def system_deps() -> int:
         missing.append("postgresql")
     if not _browser_has_hangul():
         missing.append("fonts-nanum")  # the browser's Hangul (the figures have their own)
+    wanted = ["chromium", "bubblewrap", "npm", "patchelf", "postgresql", "fonts-nanum"]
+    found = [p for p in wanted if p not in missing]
+    print(f"system-deps: installed: {', '.join(found) or 'none'}")
     if not missing:
-        return _hub_proxy()
+        code = _hub_proxy()
+        if code == 0:
+            print("system-deps: the hub's proxy (configurable-http-proxy) is installed")
+        return code
+    print(f"system-deps: missing: {' '.join(missing)}")
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
         print(
             f"not installed: {' '.join(missing)}; as root on Debian run "

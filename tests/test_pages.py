@@ -170,7 +170,14 @@ def test_feedback_has_no_automatic_no_response_comment():
 def test_roster_names_for_the_gradebook(tmp_path):
     assert split_name("Ada Lovelace") == ("Ada", "Lovelace")
     assert split_name("Mary Ann Evans") == ("Mary Ann", "Evans")
-    assert split_name("김민준") == ("", "김민준")
+    # the roster's own forms: last name first with a comma, and Korean (family name first)
+    assert split_name("Lovelace, Ada") == ("Ada", "Lovelace")
+    assert split_name(" Lovelace ,  Ada ") == ("Ada", "Lovelace")
+    assert split_name("김민준") == ("민준", "김")
+    assert split_name("김 민준") == ("민준", "김")
+    assert split_name("남궁민수") == ("민수", "남궁")
+    assert split_name("김") == ("", "김")
+    assert split_name("Plato") == ("", "Plato")
     (tmp_path / "roster.csv").write_text(
         "student_id,name,email,lms_id,section\nalice,Ada Lovelace,ada@example.org,1,A\nbob,,,2,A\n",
         encoding="utf-8",

@@ -193,8 +193,21 @@ def summary(nb, resources: dict) -> str:
     return "\n".join(out)
 
 
+_FONT_FACE = re.compile(r"@font-face\s*\{[^{}]*\}")
+
+
+def no_fonts(css: str) -> str:
+    """Stylesheets without their ``@font-face`` rules: bootstrap's glyphicons (and any other
+    web font) would be requested from files the page does not have, and its own
+    Content-Security-Policy blocks every request anyway."""
+    from markupsafe import Markup
+
+    return Markup(_FONT_FACE.sub("", str(css)))
+
+
 FILTERS = {
     "clean": "helpers.teacher.pages.clean",
+    "no_fonts": f"{__name__}.no_fonts",
     "no_script_meta": "helpers.teacher.pages.no_script_meta",
     "mathml": f"{__name__}.mathml",
     "open_hints": f"{__name__}.open_hints",

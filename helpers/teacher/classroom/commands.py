@@ -12,9 +12,9 @@ import os
 import sys
 from pathlib import Path
 
-from helpers.teacher.classroom import hub, lms
+from helpers.teacher.classroom import hub, lms, privacy
 from helpers.teacher.classroom import report as class_report
-from helpers.teacher.classroom.course import course_root, exchange_root
+from helpers.teacher.classroom.course import check_gradebook, course_root, exchange_root
 from helpers.teacher.classroom.grades import export_grades
 from helpers.teacher.classroom.grading import autograde
 from helpers.teacher.classroom.steps import collect, feedback, release
@@ -91,41 +91,60 @@ def run_command(args) -> int:
             print(learner_build.build(args.out))
             return 0
         course = course_root(args.course)
-        if args.command in ("release", "collect"):
-            step = release if args.command == "release" else collect
-            step(course, args.ids, exchange_root(args.exchange), args.db)
-        elif args.command == "feedback":
-            has_exchange = args.exchange or os.environ.get("PE_COURSE_EXCHANGE")
-            exchange = exchange_root(args.exchange) if has_exchange else None
-            feedback(course, args.ids, exchange, args.db)
-        elif args.command == "autograde":
-            students = [s for s in args.students.split(",") if s] or None
-            report = autograde(
-                course,
-                args.ids,
-                students,
-                args.jobs,
-                not args.no_progress,
-                db=args.db,
-                scheduler=args.scheduler,
-                unreleased=args.unreleased,
-                started=getattr(args, "started", None),
-            )
-            print(report.summary())
-        elif args.command == "report":
-            class_report.run(course, args)
-        elif args.command == "grades" and args.format:
-            print("\n".join(lms.run(course, args).lines()))
-        elif args.command == "grades":
-            out = Path.cwd() / args.out if args.out else course / "grades.csv"
-            rows = export_grades(course, out, args.ids, args.db)
-            print(f"wrote {len(rows)} learner(s) to {out}")
-            columns = [k for k in (rows[0] if rows else {}) if f"{k} language" in rows[0]]
-            print(
-                f"grades: {len(rows)} learner(s), {len(columns)} assignment(s) "
-                f"({', '.join(columns) or 'none'})"
-            )
+        check_gradebook(course, args.db, create=args.command == "release")  # nothing made yet
+        private(course)
+        try:
+            _step(course, args)
+        finally:
+            privacy.secure(course)
     except (ValueError, RuntimeError) as exc:
         print(f"{args.command}: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def private(course: Path) -> None:
+    """Close the learner data of the course to other accounts, and warn loudly (with the
+    command that fixes it) while they can read the teacher's side (``privacy``)."""
+    privacy.secure(course)
+    said = privacy.warning(course)
+    if said:
+        print(said, file=sys.stderr)
+
+
+def _step(course: Path, args) -> None:
+    """Run the teacher's step the parsed arguments name."""
+    if args.command in ("release", "collect"):
+        step = release if args.command == "release" else collect
+        step(course, args.ids, exchange_root(args.exchange), args.db)
+    elif args.command == "feedback":
+        has_exchange = args.exchange or os.environ.get("PE_COURSE_EXCHANGE")
+        exchange = exchange_root(args.exchange) if has_exchange else None
+        feedback(course, args.ids, exchange, args.db)
+    elif args.command == "autograde":
+        students = [s for s in args.students.split(",") if s] or None
+        report = autograde(
+            course,
+            args.ids,
+            students,
+            args.jobs,
+            not args.no_progress,
+            db=args.db,
+            scheduler=args.scheduler,
+            unreleased=args.unreleased,
+            started=getattr(args, "started", None),
+        )
+        print(report.summary())
+    elif args.command == "report":
+        class_report.run(course, args)
+    elif args.command == "grades" and args.format:
+        print("\n".join(lms.run(course, args).lines()))
+    elif args.command == "grades":
+        out = Path.cwd() / args.out if args.out else course / "grades.csv"
+        rows = export_grades(course, out, args.ids, args.db)
+        print(f"wrote {len(rows)} learner(s) to {out}")
+        columns = [k for k in (rows[0] if rows else {}) if f"{k} language" in rows[0]]
+        print(
+            f"grades: {len(rows)} learner(s), {len(columns)} assignment(s) "
+            f"({', '.join(columns) or 'none'})"
+        )

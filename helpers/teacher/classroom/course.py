@@ -150,10 +150,13 @@ def copy_course(src: Path, dest: Path, ids: Iterable[str] | None = None) -> Path
 
 
 BACKUPS = "backups"  # in the course folder: what a regrade or a new feedback replaced
+KEEP_BACKUPS = 10  # of each step: the older ones are removed when a new one is made
 
 
-def backup_folder(course: Path, what: str) -> Path:
-    """A new dated folder ``backups/<UTC time> <what>/`` of the course."""
+def backup_folder(course: Path, what: str, keep: int = KEEP_BACKUPS) -> Path:
+    """A new dated folder ``backups/<UTC time> <what>/`` of the course; of the folders of the
+    same step, only the ``keep`` newest stay (this one included): about 400 KB per
+    autograde of four learners would otherwise grow without end."""
     import time
 
     stamp = time.strftime("%Y-%m-%dT%H%M%SZ", time.gmtime())
@@ -163,7 +166,26 @@ def backup_folder(course: Path, what: str) -> Path:
         n += 1
         folder = course / BACKUPS / f"{stamp} {what} {n}"
     folder.mkdir(parents=True)
+    prune_backups(course, what, keep)
     return folder
+
+
+def prune_backups(course: Path, what: str, keep: int = KEEP_BACKUPS) -> list[Path]:
+    """Remove all but the ``keep`` newest ``backups/<time> <what>[ n]/`` folders (by their
+    names' time, then number); returns what was removed."""
+    import re
+
+    pattern = re.compile(rf"^(\d{{4}}-\d\d-\d\dT\d{{6}}Z) {re.escape(what)}(?: (\d+))?$")
+    found = []
+    for path in (course / BACKUPS).iterdir() if (course / BACKUPS).is_dir() else []:
+        m = pattern.match(path.name)
+        if m and path.is_dir() and not path.is_symlink():
+            found.append(((m[1], int(m[2] or 1)), path))
+    found.sort()
+    old = [path for _key, path in found[: max(len(found) - keep, 0)]]
+    for path in old:
+        shutil.rmtree(path)
+    return old
 
 
 def backup_gradebook(course: Path, db: str | None, folder: Path) -> Path | None:
@@ -180,3 +202,79 @@ def backup_gradebook(course: Path, db: str | None, folder: Path) -> Path | None:
     conn.close()
     out.close()
     return dest
+
+
+def check_gradebook(course: Path, db: str | None = None, create: bool = False) -> None:
+    """The gradebook the command is to use can be opened, before anything is done: a wrong
+    URL (no such server, user or database), or an sqlite path that holds no gradebook (a typo
+    would create an empty one), is a ``ValueError`` of one line that names it and says what
+    to do; nothing is created. ``create``: the course's own ``gradebook.db`` may be made
+    (``release`` makes it); an explicit ``db`` never is, it must exist (an empty sqlite file
+    or an empty PostgreSQL database is a new gradebook: release fills it)."""
+    if not db:
+        return
+    from sqlalchemy import create_engine, inspect
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+    try:
+        url = make_url(db)
+    except ArgumentError as exc:
+        raise ValueError(
+            f"db {db!r} is not an SQLAlchemy URL ({exc}): write it as "
+            "postgresql://user@host:port/database or sqlite:////absolute/path/gradebook.db"
+        ) from None
+    shown = url.render_as_string(hide_password=True)
+    if url.get_backend_name() == "sqlite":
+        where = url.database or ""
+        if where in ("", ":memory:") or where.startswith("file:"):
+            raise ValueError(
+                f"db {shown}: an sqlite gradebook must be a file: "
+                "sqlite:////absolute/path/gradebook.db"
+            )
+        path = Path(where)
+        if not path.is_file():
+            raise ValueError(
+                f"db {shown}: there is no gradebook at {path.resolve()} (a typo?): check "
+                f"the path; to start a new gradebook there on purpose, `touch {path.resolve()}` "
+                "first; nothing done"
+            )
+    engine = None
+    try:
+        kwargs = (
+            {"connect_args": {"connect_timeout": 10}}
+            if url.get_backend_name()
+            in (
+                "postgresql",
+                "mysql",
+            )
+            else {}
+        )
+        engine = create_engine(url, **kwargs)
+        with engine.connect() as conn:
+            tables = set(inspect(conn).get_table_names())
+    except ModuleNotFoundError as exc:
+        raise ValueError(
+            f"db {shown}: its driver is not installed ({exc.name}): install it in this "
+            "environment, or use another URL"
+        ) from None
+    except SQLAlchemyError as exc:
+        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+        raise ValueError(
+            f"db {shown}: cannot open the gradebook ({reason[0] if reason else type(exc).__name__}): "
+            "check the URL (user, host, port, database), that the server runs and the database "
+            "exists; nothing done"
+        ) from None
+    finally:
+        if engine is not None:
+            engine.dispose()
+    if tables and "alembic_version" not in tables:
+        raise ValueError(
+            f"db {shown}: the database holds tables but no nbgrader gradebook "
+            f"({', '.join(sorted(tables)[:5])}): a wrong database? nothing done"
+        )
+    if not tables and not create:
+        raise ValueError(
+            f"db {shown}: the gradebook is empty: release first (it registers the "
+            "assignments there), or check the URL; nothing done"
+        )

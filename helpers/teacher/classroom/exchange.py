@@ -23,7 +23,7 @@ Collect button alike (``c.ExchangeFactory`` in the course's ``nbgrader_config.py
                         ``submission_secret.txt`` is skipped and named, never fatal.
 ``SafeReleaseAssignment`` creates the exchange with the sticky bit (``1777``: no account
                         can remove another's entries) instead of nbgrader's ``0777``, and
-                        gives ``inbound`` the sticky bit (``1733``).
+                        gives ``inbound`` the sticky bit (``3733``).
 
 ``inbound_entries`` / ``remove_entry`` / ``purge`` are ``python -m helpers inbound list |
 remove ENTRY | purge``: the teacher sees each entry with its owner and verdict, and removes
@@ -226,7 +226,50 @@ def _stamp(when: dt.datetime) -> str:
     return when.strftime(TIMESTAMP_FORMAT)
 
 
-class SafeCollect(ExchangeCollect):
+LEARNER_CLOCK_S = 2.0  # how far before the server's time the learner's may be kept
+
+
+def recorded_stamp(entry: Entry) -> str:
+    """The ``timestamp.txt`` collect writes: the learner's own time (the one in the entry's
+    name, which ``nbgrader submit`` took on this machine's clock as it began) when it lies at
+    most ``LEARNER_CLOCK_S`` before the server's and not after it: then the feedback folder
+    ``nbgrader fetch_feedback`` makes (named by the learner's time) is the one the teacher's
+    records name. Any other time (backdated, in the future, unreadable) gives way to the
+    server's: a learner gains at most those seconds."""
+    from dateutil import parser
+
+    server = entry.time
+    parts = entry.name.split("+")
+    if len(parts) >= 3 and server is not None:
+        try:
+            own = parser.parse(parts[2])
+        except (ValueError, OverflowError):
+            own = None
+        if own is not None:
+            if own.tzinfo is None:
+                own = own.replace(tzinfo=dt.UTC)
+            ahead = (server - own).total_seconds()
+            if -0.5 <= ahead <= LEARNER_CLOCK_S:
+                return parts[2]
+    return _stamp(server)
+
+
+class TeacherRoot:
+    """The teacher's steps say what is wrong with a missing exchange, and what to do
+    (nbgrader's message is the learner's: "please contact your instructor")."""
+
+    def ensure_root(self):
+        root = Path(self.root)
+        if not root.is_dir():
+            self.fail(
+                f"there is no exchange at {root}: a wrong --exchange, PE_COURSE_EXCHANGE or "
+                "c.Exchange.root? (release creates it)"
+            )
+        if not os.access(root, os.W_OK | os.X_OK):
+            self.fail(f"the exchange {root} is not writable by you: check its owner and mode")
+
+
+class SafeCollect(TeacherRoot, ExchangeCollect):
     """nbgrader's collect, taking only what a learner submitted as themself (module doc)."""
 
     def init_src(self):
@@ -273,6 +316,12 @@ class SafeCollect(ExchangeCollect):
                     "timestamp": chosen.time.replace(tzinfo=None),
                     "entry": chosen,
                 }
+            )
+        if not self.src_records:  # nbgrader's words: the Formgrader's Collect dialog shows them
+            self.log.warning(
+                "No submissions of '%s' for course '%s' to collect",
+                self._aid,
+                self.coursedir.course_id,
             )
 
     @property
@@ -358,13 +407,33 @@ class SafeCollect(ExchangeCollect):
                 out = tmp / rel
                 out.parent.mkdir(parents=True, exist_ok=True)
                 out.write_bytes(data)
-            (tmp / TIMESTAMP_FILE).write_text(_stamp(entry.time), encoding="utf-8")
+            (tmp / TIMESTAMP_FILE).write_text(recorded_stamp(entry), encoding="utf-8")
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+        self._share(tmp)
         if dest.exists():
             shutil.rmtree(dest)
         tmp.rename(dest)
+
+    def _share(self, tmp: Path) -> None:
+        """With ``CourseDirectory.groupshared`` (co-graders in one Unix group), what collect
+        writes is the group's as nbgrader makes it (folders ``g+rwxs``, files ``g+rw``), and
+        so are the folders above it collect made, so that any co-grader can collect again;
+        others get nothing (nbgrader keeps the learner's bits for them)."""
+        if not self.coursedir.groupshared:
+            return
+        for folder, _dirs, files in os.walk(tmp):
+            os.chmod(folder, 0o2770)
+            for name in files:
+                os.chmod(os.path.join(folder, name), 0o660)
+        submitted = Path(self.coursedir.root) / self.coursedir.submitted_directory
+        for above in (tmp.parent, submitted):
+            try:
+                if above.stat().st_uid == os.geteuid():
+                    os.chmod(above, 0o2770)
+            except OSError:
+                pass
 
     def _log_refused(self) -> None:
         if not self.refused:
@@ -382,7 +451,7 @@ class SafeCollect(ExchangeCollect):
                 )
 
 
-class SafeReleaseFeedback(ExchangeReleaseFeedback):
+class SafeReleaseFeedback(TeacherRoot, ExchangeReleaseFeedback):
     """nbgrader's release_feedback, releasing every page it can: a feedback folder without
     a valid ``submission_secret.txt`` or ``timestamp.txt`` is skipped and named."""
 
@@ -436,8 +505,8 @@ class SafeReleaseAssignment(ExchangeReleaseAssignment):
     def init_dest(self):
         super().init_dest()
         inbound = Path(self.inbound_path)
-        if os.stat(inbound).st_uid == os.geteuid():
-            os.chmod(inbound, INBOUND_MODE)
+        if os.stat(inbound).st_uid == os.geteuid():  # groupshared: the group lists it, as nbgrader
+            os.chmod(inbound, INBOUND_MODE | (0o040 if self.coursedir.groupshared else 0))
 
 
 # --------------------------------------------------------------------------- inbound

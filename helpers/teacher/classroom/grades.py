@@ -129,10 +129,12 @@ def export_grades(
     from nbgrader.api import Gradebook
 
     from helpers.i18n import split_assignment
+    from helpers.teacher.classroom.late import recompute_penalties
 
     if not db and not (course / "gradebook.db").exists():
         raise ValueError(f"course has no gradebook.db yet (run autograde first): {course}")
     ids = graded_ids(course, ids, db)  # the editions the class took; none is an error
+    recompute_penalties(course, db)  # for the scores as they are now (late)
     bases = list(dict.fromkeys(split_assignment(i)[0] for i in ids))
     with Gradebook(db_url(course, db), course_id(course)) as gb:
         students = sorted(s.id for s in gb.students)

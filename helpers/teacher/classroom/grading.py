@@ -486,7 +486,7 @@ def autograde(
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
     ids, skipped = choose(course, ids, db, unreleased)
-    check_late_config(course)
+    check_late_config(course, db)
     stream = stream if stream is not None else sys.stderr
     note = sandbox.reason_unavailable()
     if note:
@@ -602,9 +602,14 @@ def choose(
     return chosen, []
 
 
-def check_late_config(course: Path) -> None:
+def check_late_config(course: Path, db: str | None = None) -> None:
     """Read the extensions file and the due dates as grading will, before anything is
-    graded: a mistake in them is an error now, not a class scored 0."""
+    graded: a mistake in them is an error now, not a class scored 0. An extension must name
+    an assignment of the course and a learner of the class (one who submitted, is in the
+    gradebook or in ``roster.csv``): a mistyped id would leave the late learner's penalty
+    standing without a word."""
+    import difflib
+
     from helpers.teacher.classroom.late import parse_due, read_extensions
 
     cfg = load_config(course)
@@ -623,6 +628,38 @@ def check_late_config(course: Path) -> None:
             f"extensions file {path} names assignment(s) the course does not have: "
             f"{', '.join(strangers)} (the course's are {', '.join(sorted(known))})"
         )
+    if not found:
+        return
+    learners = class_ids(course, db)
+    unknown = sorted({s for s, _a in found if s not in learners})
+    if unknown:
+        said = []
+        for sid in unknown:
+            close = difflib.get_close_matches(sid, sorted(learners), n=1)
+            said.append(f"{sid}" + (f" (did you mean {close[0]}?)" if close else ""))
+        raise ValueError(
+            f"extensions file {path} names learner(s) not in the class: {', '.join(said)}; "
+            "fix the id (the class: those in submitted/, the gradebook or roster.csv); "
+            "nothing graded"
+        )
+
+
+def class_ids(course: Path, db: str | None = None) -> set[str]:
+    """The learners of the class: ``submitted/<id>``, the gradebook's students and the
+    ``student_id`` column of the course's ``roster.csv`` (when there is one)."""
+    import csv
+
+    ids = {p.name for p in (course / "submitted").glob("*") if p.is_dir()}
+    if db or (course / "gradebook.db").exists():
+        from nbgrader.api import Gradebook
+
+        with Gradebook(db_url(course, db), course_id(course)) as gb:
+            ids |= {s.id for s in gb.students}
+    roster = course / "roster.csv"
+    if roster.is_file():
+        with open(roster, newline="", encoding="utf-8-sig") as fh:
+            ids |= {(r.get("student_id") or "").strip() for r in csv.DictReader(fh)} - {""}
+    return ids
 
 
 def backup_before_regrade(course: Path, db: str | None, tasks: list[Task]) -> Path | None:

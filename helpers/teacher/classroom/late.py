@@ -22,6 +22,16 @@ nothing of an earlier grading is kept). nbgrader then computes how late the subm
 The extensions file is a CSV with the columns ``student_id, assignment, days`` (``days`` may
 be fractional: 0.5 is twelve hours). The penalty is nbgrader's ``late_submission_penalty`` of
 each notebook: ``helpers.teacher.classroom.lms`` subtracts it in the exports and the class report.
+
+The penalty follows the score. nbgrader computes it once, at autograde, from the score the
+notebook had then, so a written answer scored by hand afterwards (or extra credit) left the
+penalty of the smaller score standing until the next regrade, which changed the grade.
+``keep_penalties_current`` (called by ``nbgrader_config.py``) makes every process that loads the
+course's configuration (the Formgrader, ``nbgrader``, the course's commands) recompute a
+notebook's penalty in the same transaction as any change of its grades; ``recompute_penalties``
+recomputes every penalty of a gradebook from the configuration as it is now (``feedback``,
+``grades`` and ``report`` run it first). A grade is then a function of the files, the
+configuration and the teacher's scores, whatever the order they came in.
 """
 
 from __future__ import annotations
@@ -120,17 +130,25 @@ class ApplyDueDates(NbGraderPreprocessor):
         found = read_extensions(path if path.is_absolute() else self._course() / path)
         return found.get((student, assignment), found.get((student, _base(assignment)), 0.0))
 
+    def apply(self, submission) -> None:
+        """Write the configured due date and extension into a ``SubmittedAssignment``."""
+        assignment, student = submission.assignment.name, submission.student.id
+        due = self.due(assignment)
+        if submission.assignment.duedate != due:
+            submission.assignment.duedate = due
+        days = self.extension_days(student, assignment)
+        extension = dt.timedelta(days=days) if days else None
+        if submission.extension != extension:
+            submission.extension = extension
+
     def preprocess(self, nb, resources):
         from nbgrader.api import Gradebook
 
         info = resources["nbgrader"]
         assignment, student = info["assignment"], info["student"]
         with Gradebook(info["db_url"]) as gb:
-            record = gb.find_assignment(assignment)
-            record.duedate = self.due(assignment)
             submission = gb.find_submission(assignment, student)
-            days = self.extension_days(student, assignment)
-            submission.extension = dt.timedelta(days=days) if days else None
+            self.apply(submission)
             gb.db.commit()
             late = submission.total_seconds_late
         if late > 0:
@@ -171,3 +189,104 @@ class DailyPenalty(LateSubmissionPlugin):
             score,
         )
         return float(score) * share
+
+
+# --------------------------------------------------------------------------- the penalty follows
+_SCORED = ("manual_score", "extra_credit", "auto_score")
+_current: dict = {}  # the configuration keep_penalties_current was given
+
+
+def penalty_of(config, submission, notebook) -> float | None:
+    """The late penalty of a ``SubmittedNotebook`` for its score now: the configured plugin
+    (``AssignLatePenalties.plugin_class``) asked as nbgrader asks it, bounded the same way
+    (at least 0, at most the score); None when the submission is not late."""
+    from nbgrader.preprocessors import AssignLatePenalties
+
+    late = submission.total_seconds_late
+    if late <= 0:
+        return None
+    assign = AssignLatePenalties(config=config)
+    assign.init_plugin()
+    score = float(notebook.score or 0.0)
+    penalty = assign.plugin_inst.late_submission_penalty(submission.student.id, score, late)
+    if penalty is None:
+        return None
+    return min(max(float(penalty), 0.0), score)
+
+
+def settle(session, notebooks, config, dates: bool = True) -> int:
+    """Set each notebook's penalty for its score now (first, with ``dates``, the configured due
+    dates and extensions written to the notebooks' submissions); returns how many penalties
+    changed."""
+    changed = 0
+    if dates:
+        apply = ApplyDueDates(config=config)
+        for submission in {nb.assignment.id: nb.assignment for nb in notebooks}.values():
+            apply.apply(submission)
+    session.flush()
+    for notebook in notebooks:
+        session.expire(notebook, ["score"])
+        penalty = penalty_of(config, notebook.assignment, notebook)
+        if (notebook.late_submission_penalty or None) != penalty:
+            notebook.late_submission_penalty = penalty
+            changed += 1
+    return changed
+
+
+def _before_commit(session) -> None:
+    """A transaction that changes a grade recomputes its notebook's penalty before it ends."""
+    config = _current.get("config")
+    if config is None:
+        return
+    from nbgrader.api import Grade
+    from sqlalchemy import inspect
+
+    changed = [
+        obj
+        for obj in (*session.new, *session.dirty)
+        if isinstance(obj, Grade)
+        and (
+            obj in session.new or any(inspect(obj).attrs[a].history.has_changes() for a in _SCORED)
+        )
+    ]
+    if not changed:
+        return
+    session.flush()  # each grade's notebook as it is now
+    touched = {g.notebook.id: g.notebook for g in changed if g.notebook is not None}
+    if touched:  # the due dates as the last grading wrote them (ApplyDueDates)
+        settle(session, list(touched.values()), config, dates=False)
+
+
+def keep_penalties_current(config) -> None:
+    """From now on, in this process, a change of any grade (autograde, a score given by hand,
+    extra credit: the Formgrader's API commits each) recomputes its notebook's late penalty in
+    the same commit, from ``config`` (the course's ``nbgrader_config.py``)."""
+    from sqlalchemy import event
+    from sqlalchemy.orm import Session
+
+    _current["config"] = config
+    if not event.contains(Session, "before_commit", _before_commit):
+        event.listen(Session, "before_commit", _before_commit)
+
+
+def recompute_penalties(course: Path, db: str | None = None) -> int:
+    """Every late penalty of the course's gradebook recomputed from the configuration now and
+    the scores now (due dates, extensions, per_day and cap as configured); returns how many
+    changed. Nothing to do without a gradebook."""
+    from nbgrader.api import Gradebook, SubmittedAssignment, SubmittedNotebook
+
+    from helpers.teacher.classroom.course import course_id, db_url, load_config, venv_on_path
+
+    if not db and not (Path(course) / "gradebook.db").exists():
+        return 0
+    venv_on_path()
+    config = load_config(Path(course))
+    with Gradebook(db_url(Path(course), db), course_id(Path(course))) as gb:
+        notebooks = (
+            gb.db.query(SubmittedNotebook)
+            .join(SubmittedAssignment, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
+            .all()
+        )
+        changed = settle(gb.db, notebooks, config)
+        gb.db.commit()
+    return changed

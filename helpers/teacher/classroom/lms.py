@@ -123,13 +123,35 @@ class Written:
 ROSTER_NAME = "roster.csv"
 
 
+# Korean surnames of two syllables (the rest are one syllable)
+KOREAN_SURNAMES_2 = ("남궁", "독고", "동방", "사공", "서문", "선우", "제갈", "황보")
+
+
+def _hangul(text: str) -> bool:
+    return bool(text) and all("\uac00" <= ch <= "\ud7a3" or ch == " " for ch in text)
+
+
 def split_name(name: str) -> tuple[str, str]:
-    """``(first, last)`` of a roster name, as nbgrader's gradebook keeps them: the last word
-    is the last name ("Ada Lovelace": Ada, Lovelace); a name of one word (김민준) is the
-    last name alone, so the Formgrader shows it whole."""
+    """``(first, last)`` of a roster name, as nbgrader's gradebook keeps them (the Formgrader
+    shows "last, first"):
+
+    - "Lovelace, Ada" (last name first, with a comma): Ada, Lovelace;
+    - "Ada Lovelace": the last word is the last name (Ada, Lovelace);
+    - a Korean name, family name first: "김민준" is 민준, 김 (a two-syllable surname such as
+      남궁 is kept whole), "김 민준" the same;
+    - a name of one other word is the last name alone."""
+    name = " ".join(name.split())
+    if "," in name:
+        last, first = (part.strip() for part in name.split(",", 1))
+        return first, last
     words = name.split()
+    if _hangul(name):
+        if len(words) > 1:
+            return " ".join(words[1:]), words[0]
+        cut = 2 if len(name) >= 3 and name[:2] in KOREAN_SURNAMES_2 else 1
+        return (name[cut:], name[:cut]) if len(name) > cut else ("", name)
     if len(words) < 2:
-        return "", name.strip()
+        return "", name
     return " ".join(words[:-1]), words[-1]
 
 
@@ -198,7 +220,10 @@ def gradebook_entries(course: Path, ids=None, db: str | None = None) -> Gradeboo
 
     if not db and not (course / "gradebook.db").exists():
         raise ValueError(f"course has no gradebook.db yet (run autograde first): {course}")
+    from helpers.teacher.classroom.late import recompute_penalties
+
     ids = graded_ids(course, ids, db)  # the editions the class took; none is an error
+    recompute_penalties(course, db)  # for the scores as they are now
     bases = list(dict.fromkeys(split_assignment(i)[0] for i in ids))
     raw: dict[tuple[str, str], tuple[float, float, int]] = {}  # score, penalty, waiting
     maxima: dict[str, float] = {}

@@ -14,6 +14,7 @@ Grading (``autograde``) is ``helpers.teacher.classroom.grading``.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import shutil
 import tempfile
@@ -206,23 +207,106 @@ def release(course: Path, ids: Iterable[str], exchange: Path, db: str | None = N
     print(f"release: {len(ids)} released ({len(again)} of them again), 0 skipped")
 
 
+def _stamps(course: Path, assignment: str) -> dict[str, str]:
+    """``learner -> timestamp.txt`` of each submission of ``assignment`` in ``submitted/``."""
+    out = {}
+    for folder in (course / "submitted").glob(f"*/{assignment}"):
+        stamp = folder / "timestamp.txt"
+        out[folder.parent.name] = stamp.read_text(errors="replace") if stamp.is_file() else ""
+    return out
+
+
+def late_lines(
+    course: Path, assignment: str, stamps: dict[str, str], before: set[str]
+) -> list[str]:
+    """One line per learner of ``stamps`` (``learner -> timestamp.txt``) whose submission came
+    after the due date (with their extension), saying by how much and whether it is a
+    resubmission (the learner was collected before): its late penalty replaces any earlier."""
+    from helpers.teacher.classroom.late import ApplyDueDates, parse_due
+
+    dates = ApplyDueDates(config=load_config(course))
+    due = dates.due(assignment)
+    if due is None:
+        return []
+    lines = []
+    for student, text in sorted(stamps.items()):
+        try:
+            when = parse_due(text.strip())
+        except ValueError:
+            continue
+        limit = due + dt.timedelta(days=dates.extension_days(student, assignment))
+        late = (when - limit).total_seconds()
+        if late > 0:
+            again = "resubmitted" if student in before else "submitted"
+            lines.append(
+                f"late: {student} {again} {_duration(late)} after the due date "
+                f"({limit:%Y-%m-%d %H:%M:%S} UTC{' with the extension' if limit != due else ''})"
+                + ("; the late penalty follows this submission" if student in before else "")
+            )
+    return lines
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 172800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
 def collect(course: Path, ids: Iterable[str], exchange: Path, db: str | None = None) -> None:
     """Copy the newest submission of every learner from the exchange to ``submitted/``
     (``helpers.teacher.classroom.exchange.SafeCollect``); ends with the counts, and fails
-    naming every refused entry once the rest is collected."""
+    naming every refused entry once the rest is collected.
+
+    Only what was released (``outbound/<id>`` in the exchange) is collected: an id asked for
+    that never was is an error (a typo), and without ids those never released are skipped
+    (nothing released at all is an error). Each line also counts the learners collected
+    before whose submission did not change."""
     from helpers.teacher.classroom import exchange as plugins
 
+    asked = list(ids or [])
+    chosen = assignment_ids(course, asked)
+    if not (exchange / course_id(course)).is_dir():
+        raise ValueError(
+            f"no course {course_id(course)} in the exchange {exchange}: a wrong --exchange "
+            "(or PE_COURSE_EXCHANGE)? or release first; nothing collected"
+        )
+    never = [a for a in chosen if not outbound(exchange, course, a).is_dir()]
+    if asked and never:
+        raise ValueError(
+            f"{', '.join(never)} was never released to {exchange} (no outbound/<id>): a typo? "
+            "release it first; nothing collected"
+        )
+    chosen = [a for a in chosen if a not in never]
+    if not chosen:
+        raise ValueError(f"nothing released to {exchange} yet: release first; nothing collected")
     total, refused = 0, []
-    for assignment in assignment_ids(course, ids):
+    for assignment in chosen:
+        before = _stamps(course, assignment)
         n, bad = plugins.collect(course, assignment, exchange, _db_args(db))
+        after = _stamps(course, assignment)
+        same = sum(1 for s, stamp in before.items() if after.get(s) == stamp)
         total += n
         refused += bad
         print(
-            f"collected {assignment}: {n} submission(s)" + (f", refused {len(bad)}" if bad else "")
+            f"collected {assignment}: {n} submission(s)"
+            + (f", {same} collected before and unchanged" if same else "")
+            + (f", refused {len(bad)}" if bad else "")
         )
+        new = {s: t for s, t in after.items() if before.get(s) != t}
+        for line in late_lines(course, assignment, new, set(before)):
+            print(f"  {line}")
     for line in refused:
         print(f"  refused {line}")
-    print(f"collected {total}, refused {len(refused)}" + (" (listed above)" if refused else ""))
+    skipped = f", {len(never)} never released skipped" if never else ""
+    print(
+        f"collected {total}, refused {len(refused)}"
+        + (" (listed above)" if refused else "")
+        + skipped
+    )
     if refused:
         raise RuntimeError(
             f"{len(refused)} inbound entr{'y was' if len(refused) == 1 else 'ies were'} refused "
@@ -243,8 +327,16 @@ def feedback(
     Pages that exist already are copied to ``backups/<time> feedback/`` before they are
     made again. Without an exchange the pages are generated and not released, and the last
     line says how to release them. Ends with one line of counts."""
+    from helpers.teacher.classroom.late import recompute_penalties
+
     asked = list(ids or [])
     chosen = editions(course, asked) if asked else assignment_ids(course)
+    if exchange is not None and not exchange.is_dir():
+        raise ValueError(
+            f"there is no exchange at {exchange}: a wrong --exchange or PE_COURSE_EXCHANGE? "
+            "(release creates it); nothing generated"
+        )
+    recompute_penalties(course, db)  # the pages say the penalty of the score now
     made, released, skipped, learners = [], [], [], set()
     old = [p for a in chosen for p in sorted((course / "feedback").glob(f"*/{a}")) if p.is_dir()]
     if old:
