@@ -454,3 +454,159 @@ def test_nothing_the_course_makes_is_world_writable(fresh):
                     open_.append(f"{path} {stat.filemode(st.st_mode)}")
     assert not open_, open_
     assert stat.S_IMODE(os.stat(c.inbound).st_mode) & stat.S_ISVTX
+
+
+def _report(c: Class) -> list[dict]:
+    import csv
+
+    with open(c.course / "autograde_report.csv", newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_a_file_name_that_is_not_utf8_costs_no_one_else_their_records(fresh):
+    """A learner renames the notebook in their entry to bytes that are no UTF-8
+    (``b"\\xff\\xfe-x.ipynb"``) and collect takes it. autograde once graded everyone, then
+    died printing the name (no summary, exit 2) after ``autograde_report.csv`` had been
+    rewritten up to that row: the other learners' rows were gone, ``grades`` said "not
+    autograded" and ``feedback`` failed for all. Now the name is shown escaped everywhere,
+    the report is written whole, and only this learner's notebook is missing."""
+    c = fresh
+    ana = c.submit(ANA, "work of ana")
+    c.submit(BEN, "work of ben")
+    c.as_user(
+        ANA,
+        'python -c "import os,sys; d=sys.argv[1].encode(); '
+        f"os.rename(d+b'/{ASSIGNMENT}.ipynb', d+b'/\\xff\\xfe-x.ipynb')\" '{ana}'",
+    )
+    rc, out = c.collect()
+    assert rc == 0 and "collected 2, refused 0" in out, out
+    proc = c.helpers("autograde", ASSIGNMENT)
+    out = proc.stdout + proc.stderr
+    assert "Traceback" not in out and "\udcff" not in out, out
+    assert "autograde: 1 graded" in out, out
+    assert "\\udcff\\udcfe-x.ipynb" in out, out  # named, escaped
+    rows = {r["student_id"]: r for r in _report(c)}
+    assert set(rows) == {ANA, BEN}, rows
+    assert rows[BEN]["status"] == "graded", rows
+    assert rows[ANA]["status"] == "missing" and "\\udcff\\udcfe-x.ipynb" in rows[ANA]["reason"]
+    proc = c.helpers("grades")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    grades = _text(c.course / "grades.csv")
+    (ben_line,) = [ln for ln in grades.splitlines() if ln.startswith(BEN)]
+    assert "not autograded" not in ben_line and "graded" in ben_line, grades
+    proc = c.helpers("feedback", ASSIGNMENT, "--exchange", str(c.exchange))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "Traceback" not in out, out
+    assert (c.course / "feedback" / BEN / ASSIGNMENT / f"{ASSIGNMENT}.html").is_file(), out
+    assert len(os.listdir(c.exchange / CID / "feedback")) >= 1, out
+
+
+def test_no_name_is_a_formula_in_collect_refused_csv(fresh):
+    """An entry whose name starts with ``=`` or ``@`` was written as it is into
+    ``collect_refused.csv``: a formula cell (``=HYPERLINK(...)``) when the teacher opens
+    it in a spreadsheet. Every cell the course writes starts as text."""
+    import csv
+
+    c = fresh
+    for start in ('=HYPERLINK("x","ok")', "@SUM(1)", "+1", "-x"):
+        name = f"{start}+{ASSIGNMENT}+{_later()}+x"
+        c.as_user(ANA, f"mkdir {shlex.quote(str(c.inbound / name))}")
+    rc, out = c.collect()
+    assert rc != 0 and "refused 4" in out, out
+    with open(c.course / "collect_refused.csv", newline="", encoding="utf-8") as fh:
+        cells = [cell for row in csv.reader(fh) for cell in row]
+    assert cells and not [x for x in cells if x[:1] in ("=", "+", "-", "@", "\t", "\r")], cells
+
+
+def _big(c: Class, learner: str, entry: Path, how: str) -> None:
+    c.as_user(learner, f"cd '{entry}' && {how}")
+
+
+def test_a_sparse_file_is_refused_by_name_before_it_is_read(fresh):
+    """A sparse file costs no disk but its length in memory: collect read all of it before
+    the size limit applied (2 GiB took 4.4 GB), then left it out without a word. Its size
+    comes from ``fstat`` now and the entry is refused, named with the reason."""
+    c = fresh
+    entry = c.submit(ANA, "work of ana")
+    _big(c, ANA, entry, f"rm {ASSIGNMENT}.ipynb && truncate -s 300000000 {ASSIGNMENT}.ipynb")
+    assert os.stat(entry / f"{ASSIGNMENT}.ipynb").st_blocks < 100
+    rc, out = c.collect()
+    assert rc != 0, out
+    _refused(out, entry, f"{ASSIGNMENT}.ipynb is 300.0 MB, above the 100.0 MB a file may be")
+    assert "collected 0, refused 1" in out, out
+    # below the size limit, a sparse file is refused for what it is
+    _big(c, ANA, entry, f"rm {ASSIGNMENT}.ipynb && truncate -s 50000000 {ASSIGNMENT}.ipynb")
+    rc, out = c.collect()
+    _refused(out, entry, f"{ASSIGNMENT}.ipynb is a sparse file (50.0 MB long")
+
+
+def test_a_200_mb_notebook_is_named_not_renamed_or_deleted(fresh):
+    """A notebook above nbgrader's 100 MB was dropped in silence by collect, and autograde
+    then called it "renamed or deleted". collect refuses the entry and names the file."""
+    c = fresh
+    entry = c.submit(ANA, "work of ana")
+    _big(c, ANA, entry, f"head -c 200000000 /dev/zero > {ASSIGNMENT}.ipynb")
+    rc, out = c.collect()
+    assert rc != 0, out
+    _refused(out, entry, f"{ASSIGNMENT}.ipynb is 200.0 MB, above the 100.0 MB a file may be")
+    assert not c.submitted(ANA).exists()
+
+
+WATCH_AND_REWRITE = r"""
+import ctypes, os, struct, sys, time
+entry, late, ready = sys.argv[1], sys.argv[2], sys.argv[3]
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init()
+libc.inotify_add_watch(fd, os.path.join(entry, "submission_secret.txt").encode(), 0x20)
+open(ready, "w").close()  # IN_OPEN armed
+os.read(fd, 4096)  # collect opened the secret: it is judging this entry
+with open(os.path.join(entry, "01_order.ipynb"), "r+b") as fh:  # the same inode, rewritten
+    fh.write(open(late, "rb").read())
+    fh.truncate()
+print(f"{time.time():.6f}")
+"""
+
+
+def test_content_rewritten_during_collect_is_dated_by_the_rewrite(fresh):
+    """The learner watches its entry with inotify and, once collect has judged it (opened
+    its secret), rewrites the notebook in place: the same inode, the same owner, one link.
+    collect used to copy the new content dated at the original submission, so a
+    placeholder on time could be replaced after the deadline. Now a file's status is read
+    again once open and after the read: the rewrite is refused or dates the submission."""
+    c = fresh
+    entry = c.submit(ANA, "on time placeholder")
+    late = c.home(ANA) / "late.ipynb"
+    c.as_user(
+        ANA,
+        f"cp '{entry}/{ASSIGNMENT}.ipynb' {late} && sed -i 's/on time placeholder/late work/' {late}",
+    )
+    time.sleep(2)  # the rewrite's ctime is clearly after the submission's
+    script, ready = c.home(ANA) / "watch.py", c.home(ANA) / "ready"
+    script.write_text(WATCH_AND_REWRITE, encoding="utf-8")
+    env = {"PATH": f"{c.env / 'bin'}:/usr/bin:/bin", "HOME": str(c.home(ANA)), "LANG": "C.UTF-8"}
+    watcher = subprocess.Popen(
+        [RUNUSER, "-u", ANA, "--", "python", str(script), str(entry), str(late), str(ready)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        for _ in range(200):
+            if ready.exists():
+                break
+            time.sleep(0.05)
+        rc, out = c.collect()
+        said, err = watcher.communicate(timeout=60)
+    finally:
+        watcher.kill()
+    rewritten = float(said.strip() or 0)
+    assert rewritten, err
+    if rc != 0:  # refused: changed while it was collected
+        _refused(out, entry, "changed while it was collected")
+        return
+    from nbgrader.utils import parse_utc
+
+    taken = _text(c.submitted(ANA) / f"{ASSIGNMENT}.ipynb")
+    stamp = parse_utc(_text(c.submitted(ANA) / "timestamp.txt")).replace(tzinfo=dt.UTC)
+    if "late work" in taken:
+        assert stamp.timestamp() >= rewritten - 0.5, (stamp, rewritten, out)
+    else:
+        assert "on time placeholder" in taken

@@ -68,10 +68,24 @@ ATTRIBUTES = {
 _IMAGE = re.compile(r"data:image/(png|jpeg|gif|webp|svg\+xml)[;,]", re.IGNORECASE)
 _LINK = re.compile(r"(https?:|mailto:|#)", re.IGNORECASE)
 # Content-Security-Policy of the pages that run no script (feedback, report): images only
-# inline, styles only the page's own, nothing fetched, no form, no frame.
+# inline, styles only the page's own, nothing fetched, no form, no frame, framed by no one
+# (a page of the same origin, a learner's own server on a hub without subdomains, included).
 NO_SCRIPT = (
     "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; "
-    "form-action 'none'; frame-ancestors 'self'"
+    "form-action 'none'; frame-ancestors 'none'"
+)
+# A file of a submission that the Formgrader serves (``/formgrader/submissions/<id>/<path>``:
+# nbgrader's SubmissionFilesHandler, any file autograde copied from ``submitted/``): never
+# active content on the teacher's origin. It is sent in a sandbox (an opaque origin, no
+# script, no form, no plug-in) and, unless it is a plain image, as a download.
+SUBMISSION_FILE_CSP = (
+    "sandbox; default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+_INERT_IMAGE = re.compile(r"image/(png|jpeg|gif|webp)$")
+_SUBMISSION_FILE = re.compile(
+    r"/formgrader/submissions/(?!components/)[^/]+/"
+    r"(?!(next_incorrect|prev_incorrect|next|prev)/?$)[^?]+"
 )
 NO_SCRIPT_META = f'<meta http-equiv="Content-Security-Policy" content="{NO_SCRIPT}">'
 
@@ -159,7 +173,7 @@ def formgrader_csp(page: str) -> str:
         + " ".join(sorted(allowed))
         + "; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; "
         "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
-        "frame-src 'none'; frame-ancestors 'self'"
+        "frame-src 'none'; frame-ancestors 'none'"
     )
 
 
@@ -182,8 +196,14 @@ def _transform_class(settings: dict | None = None):
         def __init__(self, request):
             super().__init__(request)
             self.formgrader = "/formgrader" in request.path
+            # the feedback pages and the report, opened through the server (a <meta>
+            # policy cannot forbid frames: only a header can)
+            self.served_file = any(f"/{p}/" in request.path for p in ("files", "view"))
             self.path = request.path
             self.page = self.formgrader and "/formgrader/static/" not in request.path
+            self.learner_file = bool(_SUBMISSION_FILE.search(request.path))
+            if self.learner_file:
+                self.page = False
             if self.page:
                 request.headers.pop("If-None-Match", None)
 
@@ -194,8 +214,21 @@ def _transform_class(settings: dict | None = None):
                 page = chunk.decode("utf-8", "replace") if finishing else ""
                 headers["Content-Security-Policy"] = formgrader_csp(page)
                 headers["X-Content-Type-Options"] = "nosniff"
+            if self.learner_file:
+                headers["Content-Security-Policy"] = SUBMISSION_FILE_CSP
+                headers["Cache-Control"] = "no-store"
+                kind = headers.get("Content-Type", "").split(";")[0].strip().lower()
+                if not _INERT_IMAGE.match(kind):
+                    headers["Content-Disposition"] = "attachment"
+                    headers["Content-Type"] = "application/octet-stream"
             if self.page:
                 headers["Cache-Control"] = "no-store"
+            if self.served_file:
+                policy = headers.get("Content-Security-Policy", "")
+                policy = re.sub(r"frame-ancestors[^;]*;?", "", policy).strip().rstrip(";")
+                headers["Content-Security-Policy"] = "; ".join(
+                    p for p in (policy, "frame-ancestors 'none'") if p
+                )
             return status_code, headers, chunk
 
     return FormgraderCSP
