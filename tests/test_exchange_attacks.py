@@ -610,3 +610,46 @@ def test_content_rewritten_during_collect_is_dated_by_the_rewrite(fresh):
         assert stamp.timestamp() >= rewritten - 0.5, (stamp, rewritten, out)
     else:
         assert "on time placeholder" in taken
+
+
+THREAD_BOMB = """import threading as _t, time as _time
+for _ in range(3000):
+    _t.Thread(target=_time.sleep, args=(20,), daemon=True).start()
+"""
+
+
+def test_an_answer_cell_that_starts_3000_threads_fails_cleanly(fresh):
+    """Threads were not limited in the sandbox: an answer cell started 3,000 (3,001 seen
+    from the host), and about 38,000 fit in the worker's memory, above the machine's
+    ``pid_max``. The sandbox's own tasks are bounded now (RLIMIT_NPROC in its user
+    namespace): the cell fails with its error, the rest of the class is graded. Autograde
+    runs as the teacher's ordinary account, from the command line."""
+    c = fresh
+    ana = c.submit(ANA, "work of ana")
+    c.submit(BEN, "work of ben")
+    c.as_user(
+        ANA,
+        'python -c "import nbformat as f,sys; p=sys.argv[1]; nb=f.read(p,4); '
+        "cell=next(x for x in nb.cells if x.cell_type=='code' and "
+        "x.metadata.get('nbgrader',{}).get('solution')); "
+        'cell.source=sys.argv[2]+cell.source; f.write(nb,p)" '
+        f"'{ana}/{ASSIGNMENT}.ipynb' {shlex.quote(THREAD_BOMB)}",
+    )
+    rc, out = c.collect()
+    assert rc == 0, out
+    start = time.monotonic()
+    proc = c.helpers("autograde", ASSIGNMENT)
+    out = proc.stdout + proc.stderr
+    assert time.monotonic() - start < 300, out
+    assert "sandbox: every learner's answer cells ran in bubblewrap" in out, out
+    assert "autograde: 2 graded" in out, out
+    graded = _text(c.course / "autograded" / ANA / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+    assert "can't start new thread" in graded, graded[-3000:]
+
+
+def test_an_empty_inbound_is_no_failure(fresh):
+    """Nothing submitted yet: collect says so and succeeds (it exited 2 once)."""
+    c = fresh
+    assert not os.listdir(c.inbound)
+    rc, out = c.collect()
+    assert rc == 0 and "collected 0, refused 0" in out, out
