@@ -120,6 +120,11 @@ LEARNER_FILES = {
 }
 
 
+# a Markdown image of an attachment the cell does not hold: nbconvert raised "missing
+# attachment", the Formgrader's page was HTTP 500 and feedback stopped for the class
+MISSING_ATTACHMENT = "A figure: ![plot](attachment:nowhere.png)"
+
+
 def _meta(cell) -> dict:
     return cell.get("metadata", {}).get("nbgrader", {})
 
@@ -141,6 +146,7 @@ def graded(tmp_path_factory):
         if cell.cell_type == "markdown" and _meta(cell).get("grade"):
             cell.source = ANSWER
     nb.cells.insert(1, nbformat.v4.new_markdown_cell(_markdown_payloads("markdown")))
+    nb.cells.insert(2, nbformat.v4.new_markdown_cell(MISSING_ATTACHMENT))
     nbformat.write(nb, path)
     # Alice is late by years: the course's penalty is capped at 50 % (nbgrader_config.py)
     config = course / "nbgrader_config.py"
@@ -460,6 +466,23 @@ def test_no_page_of_the_teachers_origin_can_frame_the_formgrader(graded, grade_u
                 "frame-ancestors 'none'" in policy
                 and "'self'" not in policy.split("frame-ancestors")[1].split(";")[0]
             ), (path, policy)
+
+
+def test_a_missing_attachment_costs_nothing_but_its_image(graded, grade_ui):
+    """Alice's notebook shows an image of an attachment it does not hold. Her Formgrader
+    page renders (it was HTTP 500) and her feedback is generated with the rest (feedback
+    stopped at her)."""
+    url, token, _ = grade_ui
+    sid = _submission_id(graded, "alice")
+    with urllib.request.urlopen(
+        f"{url}/formgrader/submissions/{sid}/?token={token}", timeout=60
+    ) as r:
+        assert r.status == 200
+        page = r.read().decode("utf-8")
+    assert "A figure:" in page and "nowhere.png" not in page.split("A figure:")[1][:300]
+    feedback(graded, [ASSIGNMENT], exchange=None)
+    alice = graded / "feedback" / "alice" / ASSIGNMENT / f"{ASSIGNMENT}.html"
+    assert "A figure:" in alice.read_text(encoding="utf-8")
 
 
 def test_grade_ui_says_a_missing_exchange_once(grade_ui):

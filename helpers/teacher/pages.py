@@ -495,18 +495,50 @@ _SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _GUIDE = re.compile(r"^### BEGIN SOLUTION\s*$(.*?)^### END SOLUTION\s*$", re.DOTALL | re.MULTILINE)
 
 
+_ATTACHMENT_REF = re.compile(r"attachment:(?=([^\s)\"'>]*))")
+_BASE64 = re.compile(r"[A-Za-z0-9+/=\s]+")
+
+
+def _plain_attachments(found) -> dict:
+    """The attachments of a cell that are plain images in base64, by name."""
+    kept = {}
+    if not isinstance(found, dict):
+        return kept
+    for name, data in found.items():
+        if not isinstance(name, str) or not isinstance(data, dict):
+            continue
+        for mime in ("image/png", "image/jpeg", "image/gif", "image/webp"):
+            value = data.get(mime)
+            if isinstance(value, str) and _BASE64.fullmatch(value):
+                kept[name] = {mime: value}
+                break
+    return kept
+
+
 def _preprocessors():
     from nbconvert.preprocessors import Preprocessor
     from traitlets import Unicode
 
     class SafeCells(Preprocessor):
         """What the templates put in attributes made safe: no cell tags (nbconvert writes
-        them into ``class``), a plain cell id and grade id, no attachments, raw cells empty."""
+        them into ``class``), a plain cell id and grade id, raw cells empty, attachments only
+        as plain images (base64 PNG, JPEG, GIF, WebP). A reference to an attachment the
+        cell does not hold no longer stops the page (nbconvert raised "missing
+        attachment", and the Formgrader answered 500, feedback stopped for the class):
+        it becomes a link the sanitizer drops."""
 
         def preprocess_cell(self, cell, resources, index):
             meta = cell.setdefault("metadata", {})
             meta.pop("tags", None)
-            cell.pop("attachments", None)
+            kept = _plain_attachments(cell.pop("attachments", None))
+            if cell.get("cell_type") == "markdown":
+                if kept:
+                    cell["attachments"] = kept
+                if isinstance(cell.get("source"), str):
+                    cell["source"] = _ATTACHMENT_REF.sub(
+                        lambda m: m[0] if m[1] in kept else "missing-attachment:",
+                        cell["source"],
+                    )
             if "id" in cell and not _SAFE_ID.fullmatch(str(cell["id"])):
                 cell["id"] = f"cell-{index}"
             grading = meta.get("nbgrader")
