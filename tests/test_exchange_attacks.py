@@ -653,3 +653,34 @@ def test_an_empty_inbound_is_no_failure(fresh):
     assert not os.listdir(c.inbound)
     rc, out = c.collect()
     assert rc == 0 and "collected 0, refused 0" in out, out
+
+
+def test_an_exchange_squatted_before_the_release_is_named_with_its_fix(cls):
+    """The exchange is 1777: a learner who makes ``<course>/{inbound,outbound,feedback}``
+    before the first release blocked every release ("You don't own the directory", naming
+    no one and no way out; only root can remove them). The release names the owner and
+    the command; once root ran it, the release makes every folder of the course the
+    teacher's, ``feedback`` included."""
+    import re
+
+    c = cls
+    other = c.base / "exchange-squatted"
+    other.mkdir()
+    other.chmod(0o1777)
+    try:
+        c.as_user(
+            ANA, f"mkdir -p {other}/{CID}/inbound {other}/{CID}/outbound {other}/{CID}/feedback"
+        )
+        proc = c.helpers("release", ASSIGNMENT, "--exchange", str(other))
+        out = proc.stdout + proc.stderr
+        assert proc.returncode != 0, out
+        assert f"belongs to {ANA}, not to {TEACHER}" in out, out
+        (command,) = set(re.findall(r"As root: `([^`]+)`", out))
+        subprocess.run(["sh", "-c", command], check=True)
+        proc = c.helpers("release", ASSIGNMENT, "--exchange", str(other))
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        t = pwd.getpwnam(TEACHER).pw_uid
+        for name in ("", "inbound", "outbound", "feedback"):
+            assert os.stat(other / CID / name).st_uid == t, name
+    finally:
+        shutil.rmtree(other, ignore_errors=True)

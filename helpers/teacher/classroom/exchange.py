@@ -40,6 +40,7 @@ import glob
 import os
 import pwd
 import re
+import shlex
 import shutil
 import stat
 import sys
@@ -447,7 +448,34 @@ class SafeCollect(ExchangeCollect):
         )
 
 
-class SafeReleaseFeedback(ExchangeReleaseFeedback):
+FEEDBACK_MODE = 0o711  # nbgrader's
+
+
+def squatted(path: str | os.PathLike) -> str:
+    """Why a folder of the course's exchange that another account made cannot be used, and
+    the command that frees it (the exchange is sticky: only its owner or root removes it)."""
+    owner = _owner_name(os.lstat(path).st_uid)
+    me = _owner_name(os.geteuid())
+    return (
+        f"{path} belongs to {owner}, not to {me}: it was made before the course's release "
+        f"made it, so no release can use it. As root: `rm -rf {shlex.quote(str(path))}`, "
+        "then release again"
+    )
+
+
+class _OwnedFolders:
+    """nbgrader's ``ensure_directory``, naming the owner of a folder someone else made
+    and the command that frees it ("You don't own the directory" named neither)."""
+
+    def ensure_directory(self, path, mode):
+        if os.path.lexists(path) and not self.coursedir.groupshared:
+            st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode) or st.st_uid != os.geteuid():
+                self.fail(squatted(path))
+        super().ensure_directory(path, mode)
+
+
+class SafeReleaseFeedback(_OwnedFolders, ExchangeReleaseFeedback):
     """nbgrader's release_feedback, releasing every page it can: a feedback folder without
     a valid ``submission_secret.txt`` or ``timestamp.txt`` is skipped and named."""
 
@@ -479,8 +507,10 @@ class SafeReleaseFeedback(ExchangeReleaseFeedback):
             )
 
 
-class SafeReleaseAssignment(ExchangeReleaseAssignment):
-    """nbgrader's release_assignment, with a sticky exchange root and a sticky inbound."""
+class SafeReleaseAssignment(_OwnedFolders, ExchangeReleaseAssignment):
+    """nbgrader's release_assignment, with a sticky exchange root and a sticky inbound; it
+    makes the course's ``feedback`` too, so that every folder of the course is the
+    teacher's before a learner could make one, and names the owner of one made first."""
 
     def ensure_root(self):
         root = Path(self.root)
@@ -500,6 +530,7 @@ class SafeReleaseAssignment(ExchangeReleaseAssignment):
 
     def init_dest(self):
         super().init_dest()
+        self.ensure_directory(os.path.join(self.course_path, "feedback"), FEEDBACK_MODE)
         inbound = Path(self.inbound_path)
         if os.stat(inbound).st_uid == os.geteuid():
             os.chmod(inbound, INBOUND_MODE)
