@@ -644,3 +644,45 @@ def test_formgrader_list_pages_show_scores_after_the_late_penalty(graded, grade_
         finally:
             browser.close()
     print(seen)
+
+
+def test_a_huge_notebook_does_not_freeze_the_teachers_server(graded, grade_ui):
+    """A notebook of tens of thousands of cells took minutes to render in the server's
+    event loop, and the teacher's whole server (Lab, terminals, the Formgrader) waited. The
+    page renders in a thread of its own and shows a capped page that names the file;
+    meanwhile the server answers at once."""
+    import threading
+    import time
+
+    url, token, _ = grade_ui
+    path = graded / "autograded" / "alice" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    saved = path.read_bytes()
+    nb = nbformat.reads(saved.decode("utf-8"), as_version=4)
+    nb.cells += [nbformat.v4.new_markdown_cell(f"padding {i}") for i in range(30_000)]
+    nbformat.write(nb, path)
+    got: dict = {}
+
+    def render():
+        sid = _submission_id(graded, "alice")
+        with urllib.request.urlopen(
+            f"{url}/formgrader/submissions/{sid}/?token={token}", timeout=900
+        ) as r:
+            got["page"] = r.read().decode("utf-8")
+
+    try:
+        worker = threading.Thread(target=render)
+        worker.start()
+        time.sleep(3)  # the page is rendering
+        waits = []
+        for _ in range(5):
+            start = time.monotonic()
+            with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=900) as r:
+                assert r.status == 200
+            waits.append(time.monotonic() - start)
+            time.sleep(1)
+        rendering = worker.is_alive()
+        worker.join(900)
+    finally:
+        path.write_bytes(saved)
+    assert max(waits) < 5, (waits, rendering)
+    assert "30," in got["page"] and "cells" in got["page"] and "padding 29999" not in got["page"]

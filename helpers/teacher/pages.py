@@ -466,8 +466,78 @@ def _load_jupyter_server_extension(serverapp) -> None:
     scores after the late penalty (``_after_penalty``), and a missing exchange said once in
     its log."""
     serverapp.web_app.transforms.insert(0, _transform_class(serverapp.web_app.settings))
+    _render_off_the_loop()
     serverapp.log.addFilter(_SayOnce())
     serverapp.log.info("pe-course: Content-Security-Policy on the Formgrader's pages")
+
+
+def _render_off_the_loop() -> None:
+    """nbgrader's page of one submission, rendered in a thread of its own instead of the
+    server's event loop: a notebook of 100,000 cells (6.3 MB) took 227-290 s to render, and
+    the teacher's whole server (Lab, terminals, the Formgrader) waited. Pages are rendered
+    one at a time (one exporter); everything else of nbgrader's handler is as it was."""
+    import asyncio
+    import concurrent.futures
+
+    from nbgrader.api import MissingEntry
+    from nbgrader.server_extensions.formgrader import handlers
+    from tornado import web
+
+    cls = handlers.SubmissionHandler
+    if getattr(cls, "_pe_off_the_loop", False):
+        return
+    pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pe-formgrade")
+
+    @web.authenticated
+    @handlers.check_xsrf
+    @handlers.check_notebook_dir
+    async def get(self, submission_id):
+        try:
+            submission = self.gradebook.find_submission_notebook_by_id(submission_id)
+            assignment_id = submission.assignment.assignment.name
+            notebook_id = submission.notebook.name
+            student_id = submission.student.id
+        except MissingEntry:
+            raise web.HTTPError(404, f"Invalid submission: {submission_id}") from None
+        if os.path.split(self.request.path)[1] == submission_id:
+            url = self.request.path + "/"
+            if self.request.query:
+                url += "?" + self.request.query
+            return self.redirect(url, permanent=True)
+        folder = self.coursedir.format_path(
+            self.coursedir.autograded_directory, student_id, assignment_id
+        )
+        filename = os.path.join(os.path.abspath(folder), f"{notebook_id}.ipynb")
+        indices = self.api.get_notebook_submission_indices(assignment_id, notebook_id)
+        resources = {
+            "assignment_id": assignment_id,
+            "notebook_id": notebook_id,
+            "submission_id": submission.id,
+            "index": indices.get(submission.id, -2),
+            "total": len(indices),
+            "base_url": self.base_url,
+            "student": student_id,
+            "last_name": submission.student.last_name,
+            "first_name": submission.student.first_name,
+            "notebook_path": self.url_prefix
+            + "/"
+            + os.path.relpath(filename, self.coursedir.root),
+        }
+        if not os.path.exists(filename):
+            resources["filename"] = filename
+            html = self.render("formgrade_404.tpl", resources=resources)
+            self.clear()
+            self.set_status(404)
+            self.write(html)
+            return
+        loop = asyncio.get_running_loop()
+        html, _ = await loop.run_in_executor(
+            pool, lambda: self.exporter.from_filename(filename, resources=resources)
+        )
+        self.write(html)
+
+    cls.get = get
+    cls._pe_off_the_loop = True
 
 
 def server_args() -> list[str]:
@@ -499,6 +569,33 @@ _ATTACHMENT_REF = re.compile(r"attachment:(?=([^\s)\"'>]*))")
 _BASE64 = re.compile(r"[A-Za-z0-9+/=\s]+")
 
 
+# A page shows at most MAX_CELLS cells, and every graded cell after them up to MAX_GRADED:
+# a 100,000-cell notebook took the Formgrader 227-290 s in the server's event loop, and the
+# teacher's whole server (Lab, terminals) waited.
+MAX_CELLS, MAX_GRADED = 2000, 500
+
+
+def _graded(cell) -> bool:
+    grading = cell.get("metadata", {}).get("nbgrader")
+    return isinstance(grading, dict) and bool(grading.get("grade") or grading.get("solution"))
+
+
+def _capped(cells: list, resources: dict) -> list:
+    """``cells`` as a page shows them: all of them, or the first ``MAX_CELLS`` and the
+    graded ones after them, then a note that names the file."""
+    if len(cells) <= MAX_CELLS:
+        return cells
+    from nbformat.v4 import new_markdown_cell
+
+    later = [c for c in cells[MAX_CELLS:] if _graded(c)][:MAX_GRADED]
+    where = resources.get("notebook_path") or "the notebook's file"
+    note = new_markdown_cell(
+        f"**This notebook has {len(cells):,} cells: the page shows the first {MAX_CELLS:,} "
+        f"and {len(later):,} graded cells after them.** The whole file: `{where}`."
+    )
+    return [*cells[:MAX_CELLS], note, *later]
+
+
 def _plain_attachments(found) -> dict:
     """The attachments of a cell that are plain images in base64, by name."""
     kept = {}
@@ -526,6 +623,10 @@ def _preprocessors():
         cell does not hold no longer stops the page (nbconvert raised "missing
         attachment", and the Formgrader answered 500, feedback stopped for the class):
         it becomes a link the sanitizer drops."""
+
+        def preprocess(self, nb, resources):
+            nb.cells = _capped(nb.cells, resources)
+            return super().preprocess(nb, resources)
 
         def preprocess_cell(self, cell, resources, index):
             meta = cell.setdefault("metadata", {})
