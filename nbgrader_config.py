@@ -114,6 +114,9 @@ c.FeedbackExporter.extra_template_basedirs = feedback_render.template_dirs()
 c.FeedbackExporter.filters = feedback_render.FILTERS
 c.FeedbackExporter.exclude_anchor_links = True
 c.FeedbackExporter.preprocessors = ["helpers.teacher.pages.SafeCells"]
+# the notebook validated once, after the preprocessors (SafeCells caps a page to
+# pages.MAX_CELLS cells), not after each of them: 13 passes over a 100,000-cell notebook
+c.FeedbackExporter.optimistic_validation = True
 
 # The Formgrader's page of a submission (helpers.teacher.pages): the course's template
 # pe_formgrade, where what a learner wrote is cleaned (nh3) and no inline script but the
@@ -126,6 +129,7 @@ c.HTMLExporter.template_name = pages.TEMPLATE
 c.HTMLExporter.extra_template_basedirs = pages.template_dirs()
 c.HTMLExporter.filters = pages.FILTERS
 c.HTMLExporter.exclude_anchor_links = True
+c.HTMLExporter.optimistic_validation = True  # as the feedback's
 c.HTMLExporter.preprocessors = [
     "helpers.teacher.pages.SafeCells",
     "helpers.teacher.pages.GradingGuide",

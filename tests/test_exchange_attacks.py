@@ -454,3 +454,233 @@ def test_nothing_the_course_makes_is_world_writable(fresh):
                     open_.append(f"{path} {stat.filemode(st.st_mode)}")
     assert not open_, open_
     assert stat.S_IMODE(os.stat(c.inbound).st_mode) & stat.S_ISVTX
+
+
+def _report(c: Class) -> list[dict]:
+    import csv
+
+    with open(c.course / "autograde_report.csv", newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_a_file_name_that_is_not_utf8_costs_no_one_else_their_records(fresh):
+    """A learner renames the notebook in their entry to bytes that are no UTF-8
+    (``b"\\xff\\xfe-x.ipynb"``) and collect takes it. autograde once graded everyone, then
+    died printing the name (no summary, exit 2) after ``autograde_report.csv`` had been
+    rewritten up to that row: the other learners' rows were gone, ``grades`` said "not
+    autograded" and ``feedback`` failed for all. Now the name is shown escaped everywhere,
+    the report is written whole, and only this learner's notebook is missing."""
+    c = fresh
+    ana = c.submit(ANA, "work of ana")
+    c.submit(BEN, "work of ben")
+    c.as_user(
+        ANA,
+        'python -c "import os,sys; d=sys.argv[1].encode(); '
+        f"os.rename(d+b'/{ASSIGNMENT}.ipynb', d+b'/\\xff\\xfe-x.ipynb')\" '{ana}'",
+    )
+    rc, out = c.collect()
+    assert rc == 0 and "collected 2, refused 0" in out, out
+    proc = c.helpers("autograde", ASSIGNMENT)
+    out = proc.stdout + proc.stderr
+    assert "Traceback" not in out and "\udcff" not in out, out
+    assert "autograde: 1 graded" in out, out
+    assert "\\udcff\\udcfe-x.ipynb" in out, out  # named, escaped
+    rows = {r["student_id"]: r for r in _report(c)}
+    assert set(rows) == {ANA, BEN}, rows
+    assert rows[BEN]["status"] == "graded", rows
+    assert rows[ANA]["status"] == "missing" and "\\udcff\\udcfe-x.ipynb" in rows[ANA]["reason"]
+    proc = c.helpers("grades")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    grades = _text(c.course / "grades.csv")
+    (ben_line,) = [ln for ln in grades.splitlines() if ln.startswith(BEN)]
+    assert "not autograded" not in ben_line and "graded" in ben_line, grades
+    proc = c.helpers("feedback", ASSIGNMENT, "--exchange", str(c.exchange))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "Traceback" not in out, out
+    assert (c.course / "feedback" / BEN / ASSIGNMENT / f"{ASSIGNMENT}.html").is_file(), out
+    assert len(os.listdir(c.exchange / CID / "feedback")) >= 1, out
+
+
+def test_no_name_is_a_formula_in_collect_refused_csv(fresh):
+    """An entry whose name starts with ``=`` or ``@`` was written as it is into
+    ``collect_refused.csv``: a formula cell (``=HYPERLINK(...)``) when the teacher opens
+    it in a spreadsheet. Every cell the course writes starts as text."""
+    import csv
+
+    c = fresh
+    for start in ('=HYPERLINK("x","ok")', "@SUM(1)", "+1", "-x"):
+        name = f"{start}+{ASSIGNMENT}+{_later()}+x"
+        c.as_user(ANA, f"mkdir {shlex.quote(str(c.inbound / name))}")
+    rc, out = c.collect()
+    assert rc != 0 and "refused 4" in out, out
+    with open(c.course / "collect_refused.csv", newline="", encoding="utf-8") as fh:
+        cells = [cell for row in csv.reader(fh) for cell in row]
+    assert cells and not [x for x in cells if x[:1] in ("=", "+", "-", "@", "\t", "\r")], cells
+
+
+def _big(c: Class, learner: str, entry: Path, how: str) -> None:
+    c.as_user(learner, f"cd '{entry}' && {how}")
+
+
+def test_a_sparse_file_is_refused_by_name_before_it_is_read(fresh):
+    """A sparse file costs no disk but its length in memory: collect read all of it before
+    the size limit applied (2 GiB took 4.4 GB), then left it out without a word. Its size
+    comes from ``fstat`` now and the entry is refused, named with the reason."""
+    c = fresh
+    entry = c.submit(ANA, "work of ana")
+    _big(c, ANA, entry, f"rm {ASSIGNMENT}.ipynb && truncate -s 300000000 {ASSIGNMENT}.ipynb")
+    assert os.stat(entry / f"{ASSIGNMENT}.ipynb").st_blocks < 100
+    rc, out = c.collect()
+    assert rc != 0, out
+    _refused(out, entry, f"{ASSIGNMENT}.ipynb is 300.0 MB, above the 100.0 MB a file may be")
+    assert "collected 0, refused 1" in out, out
+    # below the size limit, a sparse file is refused for what it is
+    _big(c, ANA, entry, f"rm {ASSIGNMENT}.ipynb && truncate -s 50000000 {ASSIGNMENT}.ipynb")
+    rc, out = c.collect()
+    _refused(out, entry, f"{ASSIGNMENT}.ipynb is a sparse file (50.0 MB long")
+
+
+def test_a_200_mb_notebook_is_named_not_renamed_or_deleted(fresh):
+    """A notebook above nbgrader's 100 MB was dropped in silence by collect, and autograde
+    then called it "renamed or deleted". collect refuses the entry and names the file."""
+    c = fresh
+    entry = c.submit(ANA, "work of ana")
+    _big(c, ANA, entry, f"head -c 200000000 /dev/zero > {ASSIGNMENT}.ipynb")
+    rc, out = c.collect()
+    assert rc != 0, out
+    _refused(out, entry, f"{ASSIGNMENT}.ipynb is 200.0 MB, above the 100.0 MB a file may be")
+    assert not c.submitted(ANA).exists()
+
+
+WATCH_AND_REWRITE = r"""
+import ctypes, os, struct, sys, time
+entry, late, ready = sys.argv[1], sys.argv[2], sys.argv[3]
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init()
+libc.inotify_add_watch(fd, os.path.join(entry, "submission_secret.txt").encode(), 0x20)
+open(ready, "w").close()  # IN_OPEN armed
+os.read(fd, 4096)  # collect opened the secret: it is judging this entry
+with open(os.path.join(entry, "01_order.ipynb"), "r+b") as fh:  # the same inode, rewritten
+    fh.write(open(late, "rb").read())
+    fh.truncate()
+print(f"{time.time():.6f}")
+"""
+
+
+def test_content_rewritten_during_collect_is_dated_by_the_rewrite(fresh):
+    """The learner watches its entry with inotify and, once collect has judged it (opened
+    its secret), rewrites the notebook in place: the same inode, the same owner, one link.
+    collect used to copy the new content dated at the original submission, so a
+    placeholder on time could be replaced after the deadline. Now a file's status is read
+    again once open and after the read: the rewrite is refused or dates the submission."""
+    c = fresh
+    entry = c.submit(ANA, "on time placeholder")
+    late = c.home(ANA) / "late.ipynb"
+    c.as_user(
+        ANA,
+        f"cp '{entry}/{ASSIGNMENT}.ipynb' {late} && sed -i 's/on time placeholder/late work/' {late}",
+    )
+    time.sleep(2)  # the rewrite's ctime is clearly after the submission's
+    script, ready = c.home(ANA) / "watch.py", c.home(ANA) / "ready"
+    script.write_text(WATCH_AND_REWRITE, encoding="utf-8")
+    env = {"PATH": f"{c.env / 'bin'}:/usr/bin:/bin", "HOME": str(c.home(ANA)), "LANG": "C.UTF-8"}
+    watcher = subprocess.Popen(
+        [RUNUSER, "-u", ANA, "--", "python", str(script), str(entry), str(late), str(ready)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        for _ in range(200):
+            if ready.exists():
+                break
+            time.sleep(0.05)
+        rc, out = c.collect()
+        said, err = watcher.communicate(timeout=60)
+    finally:
+        watcher.kill()
+    rewritten = float(said.strip() or 0)
+    assert rewritten, err
+    if rc != 0:  # refused: changed while it was collected
+        _refused(out, entry, "changed while it was collected")
+        return
+    from nbgrader.utils import parse_utc
+
+    taken = _text(c.submitted(ANA) / f"{ASSIGNMENT}.ipynb")
+    stamp = parse_utc(_text(c.submitted(ANA) / "timestamp.txt")).replace(tzinfo=dt.UTC)
+    if "late work" in taken:
+        assert stamp.timestamp() >= rewritten - 0.5, (stamp, rewritten, out)
+    else:
+        assert "on time placeholder" in taken
+
+
+THREAD_BOMB = """import threading as _t, time as _time
+for _ in range(3000):
+    _t.Thread(target=_time.sleep, args=(20,), daemon=True).start()
+"""
+
+
+def test_an_answer_cell_that_starts_3000_threads_fails_cleanly(fresh):
+    """Threads were not limited in the sandbox: an answer cell started 3,000 (3,001 seen
+    from the host), and about 38,000 fit in the worker's memory, above the machine's
+    ``pid_max``. The sandbox's own tasks are bounded now (RLIMIT_NPROC in its user
+    namespace): the cell fails with its error, the rest of the class is graded. Autograde
+    runs as the teacher's ordinary account, from the command line."""
+    c = fresh
+    ana = c.submit(ANA, "work of ana")
+    c.submit(BEN, "work of ben")
+    c.as_user(
+        ANA,
+        'python -c "import nbformat as f,sys; p=sys.argv[1]; nb=f.read(p,4); '
+        "cell=next(x for x in nb.cells if x.cell_type=='code' and "
+        "x.metadata.get('nbgrader',{}).get('solution')); "
+        'cell.source=sys.argv[2]+cell.source; f.write(nb,p)" '
+        f"'{ana}/{ASSIGNMENT}.ipynb' {shlex.quote(THREAD_BOMB)}",
+    )
+    rc, out = c.collect()
+    assert rc == 0, out
+    start = time.monotonic()
+    proc = c.helpers("autograde", ASSIGNMENT)
+    out = proc.stdout + proc.stderr
+    assert time.monotonic() - start < 300, out
+    assert "sandbox: every learner's answer cells ran in bubblewrap" in out, out
+    assert "autograde: 2 graded" in out, out
+    graded = _text(c.course / "autograded" / ANA / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+    assert "can't start new thread" in graded, graded[-3000:]
+
+
+def test_an_empty_inbound_is_no_failure(fresh):
+    """Nothing submitted yet: collect says so and succeeds (it exited 2 once)."""
+    c = fresh
+    assert not os.listdir(c.inbound)
+    rc, out = c.collect()
+    assert rc == 0 and "collected 0, refused 0" in out, out
+
+
+def test_an_exchange_squatted_before_the_release_is_named_with_its_fix(cls):
+    """The exchange is 1777: a learner who makes ``<course>/{inbound,outbound,feedback}``
+    before the first release blocked every release ("You don't own the directory", naming
+    no one and no way out; only root can remove them). The release names the owner and
+    the command; once root ran it, the release makes every folder of the course the
+    teacher's, ``feedback`` included."""
+    import re
+
+    c = cls
+    other = c.base / "exchange-squatted"
+    other.mkdir()
+    other.chmod(0o1777)
+    try:
+        c.as_user(
+            ANA, f"mkdir -p {other}/{CID}/inbound {other}/{CID}/outbound {other}/{CID}/feedback"
+        )
+        proc = c.helpers("release", ASSIGNMENT, "--exchange", str(other))
+        out = proc.stdout + proc.stderr
+        assert proc.returncode != 0, out
+        assert f"belongs to {ANA}, not to {TEACHER}" in out, out
+        (command,) = set(re.findall(r"As root: `([^`]+)`", out))
+        subprocess.run(["sh", "-c", command], check=True)
+        proc = c.helpers("release", ASSIGNMENT, "--exchange", str(other))
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        t = pwd.getpwnam(TEACHER).pw_uid
+        for name in ("", "inbound", "outbound", "feedback"):
+            assert os.stat(other / CID / name).st_uid == t, name
+    finally:
+        shutil.rmtree(other, ignore_errors=True)

@@ -107,6 +107,24 @@ def _outputs_cell() -> nbformat.NotebookNode:
     return cell
 
 
+# Files a learner adds to a submission: a page whose script comes from the same folder (the
+# Formgrader's policy allows scripts of its own origin), and an SVG that runs its own.
+LEARNER_FILES = {
+    "x.html": '<html><body><h1>hello</h1><script src="x.js"></script></body></html>',
+    "x.js": _js("file-js"),
+    "x.svg": (
+        '<svg xmlns="http://www.w3.org/2000/svg"><script>'
+        + _js("file-svg").replace("&", "&amp;").replace("<", "&lt;")
+        + "</script></svg>"
+    ),
+}
+
+
+# a Markdown image of an attachment the cell does not hold: nbconvert raised "missing
+# attachment", the Formgrader's page was HTTP 500 and feedback stopped for the class
+MISSING_ATTACHMENT = "A figure: ![plot](attachment:nowhere.png)"
+
+
 def _meta(cell) -> dict:
     return cell.get("metadata", {}).get("nbgrader", {})
 
@@ -128,6 +146,7 @@ def graded(tmp_path_factory):
         if cell.cell_type == "markdown" and _meta(cell).get("grade"):
             cell.source = ANSWER
     nb.cells.insert(1, nbformat.v4.new_markdown_cell(_markdown_payloads("markdown")))
+    nb.cells.insert(2, nbformat.v4.new_markdown_cell(MISSING_ATTACHMENT))
     nbformat.write(nb, path)
     # Alice is late by years: the course's penalty is capped at 50 % (nbgrader_config.py)
     config = course / "nbgrader_config.py"
@@ -137,6 +156,8 @@ def graded(tmp_path_factory):
         encoding="utf-8",
     )
     (path.parent / "timestamp.txt").write_text("2026-11-01 00:00:00.000000 UTC\n")
+    for name, text in LEARNER_FILES.items():  # files beside the notebook, copied by autograde
+        (path.parent / name).write_text(text, encoding="utf-8")
     bob = kit.fill(course, "bob", ASSIGNMENT)
     bob.rename(bob.with_name(NAME_PAYLOAD))
     report = autograde(course, jobs=2, progress=False)
@@ -359,6 +380,111 @@ def test_a_formgrader_page_opened_again_runs_its_own_scripts(grade_ui):
         assert "sha256-" in r.headers["Content-Security-Policy"]
 
 
+def _submission_id(course: Path, student: str) -> str:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        return gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student).id
+
+
+def test_a_learners_files_are_never_active_content_on_the_teachers_origin(graded, grade_ui):
+    """Autograde copies every file of a submission to ``autograded/``, and the Formgrader
+    serves them at ``/formgrader/submissions/<id>/<file>`` under its own policy, whose
+    ``script-src 'self'`` ran a learner's ``x.js`` loaded by their ``x.html`` on the
+    teacher's origin. Each such file now comes in a ``sandbox`` policy and, unless it is a
+    plain image, as a download."""
+    from playwright.sync_api import Error, sync_playwright
+
+    url, token, _ = grade_ui
+    sid = _submission_id(graded, "alice")
+    assert (graded / "autograded" / "alice" / ASSIGNMENT / "x.html").is_file()
+    with sync_playwright() as pw:
+        browser = _browser(pw)
+        try:
+            page = browser.new_page()
+            watch = Watch(page)
+            page.goto(f"{url}/?token={token}")
+            page.wait_for_url("**/formgrader**")
+            for name in ("x.html", "x.svg"):
+                try:
+                    page.goto(f"{url}/formgrader/submissions/{sid}/{name}")
+                except Error as exc:  # a download: nothing rendered
+                    assert "Download is starting" in str(exc), exc
+                page.wait_for_timeout(1000)
+            assert watch.ran() == [], watch.ran()
+        finally:
+            browser.close()
+    for name in LEARNER_FILES:
+        with urllib.request.urlopen(
+            f"{url}/formgrader/submissions/{sid}/{name}?token={token}", timeout=30
+        ) as r:
+            policy = r.headers.get("Content-Security-Policy", "")
+            assert policy.startswith("sandbox") and "frame-ancestors 'none'" in policy, policy
+            assert r.headers.get("Content-Disposition") == "attachment", name
+
+
+def test_no_page_of_the_teachers_origin_can_frame_the_formgrader(graded, grade_ui):
+    """Any page of the teacher's origin (on a hub without subdomains, a learner's own
+    server is one) could frame the Formgrader (``frame-ancestors 'self'``) and read it
+    with the teacher's session: the solutions, the gradebook. The Formgrader, feedback and
+    report pages now forbid every frame (``frame-ancestors 'none'``)."""
+    from playwright.sync_api import sync_playwright
+
+    url, token, _ = grade_ui
+    feedback(graded, [ASSIGNMENT], exchange=None)
+    class_report.write(graded, [ASSIGNMENT])
+    framed = [
+        "formgrader/gradebook",
+        f"formgrader/submissions/{_submission_id(graded, 'alice')}/",
+        f"files/feedback/alice/{ASSIGNMENT}/{ASSIGNMENT}.html",
+        f"view/feedback/alice/{ASSIGNMENT}/{ASSIGNMENT}.html",
+    ]
+    read = """async (src) => {
+        const f = document.createElement("iframe");
+        f.src = src;
+        document.body.appendChild(f);
+        await new Promise((ok) => { f.onload = ok; setTimeout(ok, 8000); });
+        await new Promise((ok) => setTimeout(ok, 500));
+        try { return f.contentDocument.body.innerText.slice(0, 200); }
+        catch (e) { return null; }
+    }"""
+    with sync_playwright() as pw:
+        browser = _browser(pw)
+        try:
+            page = browser.new_page()
+            page.goto(f"{url}/?token={token}")
+            page.wait_for_url("**/formgrader**")
+            page.goto(f"{url}/api/status")  # a page of the same origin, the attacker's stand-in
+            got = {path: page.evaluate(read, f"{url}/{path}") for path in framed}
+        finally:
+            browser.close()
+    assert not [p for p, text in got.items() if text], got
+    for path in framed:
+        with urllib.request.urlopen(f"{url}/{path}?token={token}", timeout=30) as r:
+            policy = r.headers.get("Content-Security-Policy", "")
+            assert (
+                "frame-ancestors 'none'" in policy
+                and "'self'" not in policy.split("frame-ancestors")[1].split(";")[0]
+            ), (path, policy)
+
+
+def test_a_missing_attachment_costs_nothing_but_its_image(graded, grade_ui):
+    """Alice's notebook shows an image of an attachment it does not hold. Her Formgrader
+    page renders (it was HTTP 500) and her feedback is generated with the rest (feedback
+    stopped at her)."""
+    url, token, _ = grade_ui
+    sid = _submission_id(graded, "alice")
+    with urllib.request.urlopen(
+        f"{url}/formgrader/submissions/{sid}/?token={token}", timeout=60
+    ) as r:
+        assert r.status == 200
+        page = r.read().decode("utf-8")
+    assert "A figure:" in page and "nowhere.png" not in page.split("A figure:")[1][:300]
+    feedback(graded, [ASSIGNMENT], exchange=None)
+    alice = graded / "feedback" / "alice" / ASSIGNMENT / f"{ASSIGNMENT}.html"
+    assert "A figure:" in alice.read_text(encoding="utf-8")
+
+
 def test_grade_ui_says_a_missing_exchange_once(grade_ui):
     """Every Formgrader request probes the exchange; a missing one is said once."""
     from playwright.sync_api import sync_playwright
@@ -518,3 +644,45 @@ def test_formgrader_list_pages_show_scores_after_the_late_penalty(graded, grade_
         finally:
             browser.close()
     print(seen)
+
+
+def test_a_huge_notebook_does_not_freeze_the_teachers_server(graded, grade_ui):
+    """A notebook of tens of thousands of cells took minutes to render in the server's
+    event loop, and the teacher's whole server (Lab, terminals, the Formgrader) waited. The
+    page renders in a thread of its own and shows a capped page that names the file;
+    meanwhile the server answers at once."""
+    import threading
+    import time
+
+    url, token, _ = grade_ui
+    path = graded / "autograded" / "alice" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    saved = path.read_bytes()
+    nb = nbformat.reads(saved.decode("utf-8"), as_version=4)
+    nb.cells += [nbformat.v4.new_markdown_cell(f"padding {i}") for i in range(30_000)]
+    nbformat.write(nb, path)
+    got: dict = {}
+
+    def render():
+        sid = _submission_id(graded, "alice")
+        with urllib.request.urlopen(
+            f"{url}/formgrader/submissions/{sid}/?token={token}", timeout=900
+        ) as r:
+            got["page"] = r.read().decode("utf-8")
+
+    try:
+        worker = threading.Thread(target=render)
+        worker.start()
+        time.sleep(3)  # the page is rendering
+        waits = []
+        for _ in range(5):
+            start = time.monotonic()
+            with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=900) as r:
+                assert r.status == 200
+            waits.append(time.monotonic() - start)
+            time.sleep(1)
+        rendering = worker.is_alive()
+        worker.join(900)
+    finally:
+        path.write_bytes(saved)
+    assert max(waits) < 5, (waits, rendering)
+    assert "30," in got["page"] and "cells" in got["page"] and "padding 29999" not in got["page"]

@@ -32,6 +32,10 @@ START_TIMEOUT = 60.0
 # Limits of the worker process.
 MEMORY_LIMIT = 3 * 1024**3
 FILE_SIZE_LIMIT = 64 * 1024**2
+# Tasks (processes and threads) the sandbox may hold: RLIMIT_NPROC counts, since Linux 5.14,
+# the tasks of the sandbox's own uid in its own user namespace, so it bounds this sandbox
+# alone. The kernel exempts a root caller's namespaces (its uid is root's outside).
+TASK_LIMIT = 64
 # The largest reply line the grading process accepts from a worker.
 MAX_REPLY = 64 * 1024**2
 
@@ -158,6 +162,7 @@ class Worker:
                 "memory": memory,
                 "cpu": int(cpu_seconds) + 1,
                 "fsize": FILE_SIZE_LIMIT,
+                "tasks": TASK_LIMIT,
                 "package_dir": str(PACKAGE_DIR),
             },
             time.monotonic() + START_TIMEOUT,

@@ -2,18 +2,25 @@
 
 ``write_text`` writes a temporary file beside the target and renames it over the target
 (``os.replace``, atomic on one file system): a reader sees the old file or the new one,
-never half of one. ``replace_folder`` moves a freshly built folder's files over an
+never half of one. ``write_csv`` writes a CSV file the same way, every cell through
+``untrusted.csv_cell`` (no formula, no line break, no byte a UTF-8 writer refuses), so one
+learner's name can neither truncate a record nor run in a spreadsheet. ``replace_folder`` moves a freshly built folder's files over an
 existing one the same way, and only then drops the files the new build no longer has.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 import shutil
 import tempfile
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["replace_folder", "write_text"]
+from helpers.teacher.untrusted import csv_cell
+
+__all__ = ["replace_folder", "write_csv", "write_text"]
 
 
 def write_text(path: str | os.PathLike, text: str) -> Path:
@@ -33,6 +40,28 @@ def write_text(path: str | os.PathLike, text: str) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def write_csv(
+    path: str | os.PathLike,
+    header: Sequence[str],
+    rows: Iterable[Sequence | Mapping],
+    append: bool = False,
+) -> Path:
+    """Write ``header`` and ``rows`` (lists, or dicts keyed by the header) to ``path`` as
+    CSV, whole or not at all (``write_text``). ``append`` keeps the rows already there."""
+    path = Path(path)
+    buf = io.StringIO()
+    if append and path.is_file():
+        buf.write(path.read_text(encoding="utf-8", errors="backslashreplace"))
+    writer = csv.writer(buf)
+    if not buf.tell():
+        writer.writerow([csv_cell(h) for h in header])
+    for row in rows:
+        if isinstance(row, Mapping):
+            row = [row.get(h, "") for h in header]
+        writer.writerow([csv_cell(v) for v in row])
+    return write_text(path, buf.getvalue())
 
 
 def replace_folder(new: str | os.PathLike, dest: str | os.PathLike) -> list[Path]:

@@ -68,10 +68,24 @@ ATTRIBUTES = {
 _IMAGE = re.compile(r"data:image/(png|jpeg|gif|webp|svg\+xml)[;,]", re.IGNORECASE)
 _LINK = re.compile(r"(https?:|mailto:|#)", re.IGNORECASE)
 # Content-Security-Policy of the pages that run no script (feedback, report): images only
-# inline, styles only the page's own, nothing fetched, no form, no frame.
+# inline, styles only the page's own, nothing fetched, no form, no frame, framed by no one
+# (a page of the same origin, a learner's own server on a hub without subdomains, included).
 NO_SCRIPT = (
     "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; "
-    "form-action 'none'; frame-ancestors 'self'"
+    "form-action 'none'; frame-ancestors 'none'"
+)
+# A file of a submission that the Formgrader serves (``/formgrader/submissions/<id>/<path>``:
+# nbgrader's SubmissionFilesHandler, any file autograde copied from ``submitted/``): never
+# active content on the teacher's origin. It is sent in a sandbox (an opaque origin, no
+# script, no form, no plug-in) and, unless it is a plain image, as a download.
+SUBMISSION_FILE_CSP = (
+    "sandbox; default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+_INERT_IMAGE = re.compile(r"image/(png|jpeg|gif|webp)$")
+_SUBMISSION_FILE = re.compile(
+    r"/formgrader/submissions/(?!components/)[^/]+/"
+    r"(?!(next_incorrect|prev_incorrect|next|prev)/?$)[^?]+"
 )
 NO_SCRIPT_META = f'<meta http-equiv="Content-Security-Policy" content="{NO_SCRIPT}">'
 
@@ -159,7 +173,7 @@ def formgrader_csp(page: str) -> str:
         + " ".join(sorted(allowed))
         + "; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; "
         "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
-        "frame-src 'none'; frame-ancestors 'self'"
+        "frame-src 'none'; frame-ancestors 'none'"
     )
 
 
@@ -182,8 +196,14 @@ def _transform_class(settings: dict | None = None):
         def __init__(self, request):
             super().__init__(request)
             self.formgrader = "/formgrader" in request.path
+            # the feedback pages and the report, opened through the server (a <meta>
+            # policy cannot forbid frames: only a header can)
+            self.served_file = any(f"/{p}/" in request.path for p in ("files", "view"))
             self.path = request.path
             self.page = self.formgrader and "/formgrader/static/" not in request.path
+            self.learner_file = bool(_SUBMISSION_FILE.search(request.path))
+            if self.learner_file:
+                self.page = False
             if self.page:
                 request.headers.pop("If-None-Match", None)
 
@@ -194,8 +214,21 @@ def _transform_class(settings: dict | None = None):
                 page = chunk.decode("utf-8", "replace") if finishing else ""
                 headers["Content-Security-Policy"] = formgrader_csp(page)
                 headers["X-Content-Type-Options"] = "nosniff"
+            if self.learner_file:
+                headers["Content-Security-Policy"] = SUBMISSION_FILE_CSP
+                headers["Cache-Control"] = "no-store"
+                kind = headers.get("Content-Type", "").split(";")[0].strip().lower()
+                if not _INERT_IMAGE.match(kind):
+                    headers["Content-Disposition"] = "attachment"
+                    headers["Content-Type"] = "application/octet-stream"
             if self.page:
                 headers["Cache-Control"] = "no-store"
+            if self.served_file:
+                policy = headers.get("Content-Security-Policy", "")
+                policy = re.sub(r"frame-ancestors[^;]*;?", "", policy).strip().rstrip(";")
+                headers["Content-Security-Policy"] = "; ".join(
+                    p for p in (policy, "frame-ancestors 'none'") if p
+                )
             return status_code, headers, chunk
 
     return FormgraderCSP
@@ -433,8 +466,78 @@ def _load_jupyter_server_extension(serverapp) -> None:
     scores after the late penalty (``_after_penalty``), and a missing exchange said once in
     its log."""
     serverapp.web_app.transforms.insert(0, _transform_class(serverapp.web_app.settings))
+    _render_off_the_loop()
     serverapp.log.addFilter(_SayOnce())
     serverapp.log.info("pe-course: Content-Security-Policy on the Formgrader's pages")
+
+
+def _render_off_the_loop() -> None:
+    """nbgrader's page of one submission, rendered in a thread of its own instead of the
+    server's event loop: a notebook of 100,000 cells (6.3 MB) took 227-290 s to render, and
+    the teacher's whole server (Lab, terminals, the Formgrader) waited. Pages are rendered
+    one at a time (one exporter); everything else of nbgrader's handler is as it was."""
+    import asyncio
+    import concurrent.futures
+
+    from nbgrader.api import MissingEntry
+    from nbgrader.server_extensions.formgrader import handlers
+    from tornado import web
+
+    cls = handlers.SubmissionHandler
+    if getattr(cls, "_pe_off_the_loop", False):
+        return
+    pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="pe-formgrade")
+
+    @web.authenticated
+    @handlers.check_xsrf
+    @handlers.check_notebook_dir
+    async def get(self, submission_id):
+        try:
+            submission = self.gradebook.find_submission_notebook_by_id(submission_id)
+            assignment_id = submission.assignment.assignment.name
+            notebook_id = submission.notebook.name
+            student_id = submission.student.id
+        except MissingEntry:
+            raise web.HTTPError(404, f"Invalid submission: {submission_id}") from None
+        if os.path.split(self.request.path)[1] == submission_id:
+            url = self.request.path + "/"
+            if self.request.query:
+                url += "?" + self.request.query
+            return self.redirect(url, permanent=True)
+        folder = self.coursedir.format_path(
+            self.coursedir.autograded_directory, student_id, assignment_id
+        )
+        filename = os.path.join(os.path.abspath(folder), f"{notebook_id}.ipynb")
+        indices = self.api.get_notebook_submission_indices(assignment_id, notebook_id)
+        resources = {
+            "assignment_id": assignment_id,
+            "notebook_id": notebook_id,
+            "submission_id": submission.id,
+            "index": indices.get(submission.id, -2),
+            "total": len(indices),
+            "base_url": self.base_url,
+            "student": student_id,
+            "last_name": submission.student.last_name,
+            "first_name": submission.student.first_name,
+            "notebook_path": self.url_prefix
+            + "/"
+            + os.path.relpath(filename, self.coursedir.root),
+        }
+        if not os.path.exists(filename):
+            resources["filename"] = filename
+            html = self.render("formgrade_404.tpl", resources=resources)
+            self.clear()
+            self.set_status(404)
+            self.write(html)
+            return
+        loop = asyncio.get_running_loop()
+        html, _ = await loop.run_in_executor(
+            pool, lambda: self.exporter.from_filename(filename, resources=resources)
+        )
+        self.write(html)
+
+    cls.get = get
+    cls._pe_off_the_loop = True
 
 
 def server_args() -> list[str]:
@@ -462,18 +565,81 @@ _SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _GUIDE = re.compile(r"^### BEGIN SOLUTION\s*$(.*?)^### END SOLUTION\s*$", re.DOTALL | re.MULTILINE)
 
 
+_ATTACHMENT_REF = re.compile(r"attachment:(?=([^\s)\"'>]*))")
+_BASE64 = re.compile(r"[A-Za-z0-9+/=\s]+")
+
+
+# A page shows at most MAX_CELLS cells, and every graded cell after them up to MAX_GRADED:
+# a 100,000-cell notebook took the Formgrader 227-290 s in the server's event loop, and the
+# teacher's whole server (Lab, terminals) waited.
+MAX_CELLS, MAX_GRADED = 2000, 500
+
+
+def _graded(cell) -> bool:
+    grading = cell.get("metadata", {}).get("nbgrader")
+    return isinstance(grading, dict) and bool(grading.get("grade") or grading.get("solution"))
+
+
+def _capped(cells: list, resources: dict) -> list:
+    """``cells`` as a page shows them: all of them, or the first ``MAX_CELLS`` and the
+    graded ones after them, then a note that names the file."""
+    if len(cells) <= MAX_CELLS:
+        return cells
+    from nbformat.v4 import new_markdown_cell
+
+    later = [c for c in cells[MAX_CELLS:] if _graded(c)][:MAX_GRADED]
+    where = resources.get("notebook_path") or "the notebook's file"
+    note = new_markdown_cell(
+        f"**This notebook has {len(cells):,} cells: the page shows the first {MAX_CELLS:,} "
+        f"and {len(later):,} graded cells after them.** The whole file: `{where}`."
+    )
+    return [*cells[:MAX_CELLS], note, *later]
+
+
+def _plain_attachments(found) -> dict:
+    """The attachments of a cell that are plain images in base64, by name."""
+    kept = {}
+    if not isinstance(found, dict):
+        return kept
+    for name, data in found.items():
+        if not isinstance(name, str) or not isinstance(data, dict):
+            continue
+        for mime in ("image/png", "image/jpeg", "image/gif", "image/webp"):
+            value = data.get(mime)
+            if isinstance(value, str) and _BASE64.fullmatch(value):
+                kept[name] = {mime: value}
+                break
+    return kept
+
+
 def _preprocessors():
     from nbconvert.preprocessors import Preprocessor
     from traitlets import Unicode
 
     class SafeCells(Preprocessor):
         """What the templates put in attributes made safe: no cell tags (nbconvert writes
-        them into ``class``), a plain cell id and grade id, no attachments, raw cells empty."""
+        them into ``class``), a plain cell id and grade id, raw cells empty, attachments only
+        as plain images (base64 PNG, JPEG, GIF, WebP). A reference to an attachment the
+        cell does not hold no longer stops the page (nbconvert raised "missing
+        attachment", and the Formgrader answered 500, feedback stopped for the class):
+        it becomes a link the sanitizer drops."""
+
+        def preprocess(self, nb, resources):
+            nb.cells = _capped(nb.cells, resources)
+            return super().preprocess(nb, resources)
 
         def preprocess_cell(self, cell, resources, index):
             meta = cell.setdefault("metadata", {})
             meta.pop("tags", None)
-            cell.pop("attachments", None)
+            kept = _plain_attachments(cell.pop("attachments", None))
+            if cell.get("cell_type") == "markdown":
+                if kept:
+                    cell["attachments"] = kept
+                if isinstance(cell.get("source"), str):
+                    cell["source"] = _ATTACHMENT_REF.sub(
+                        lambda m: m[0] if m[1] in kept else "missing-attachment:",
+                        cell["source"],
+                    )
             if "id" in cell and not _SAFE_ID.fullmatch(str(cell["id"])):
                 cell["id"] = f"cell-{index}"
             grading = meta.get("nbgrader")

@@ -78,13 +78,28 @@ BLOCKED_EVENTS = (
 )
 
 
+def _own_user_namespace() -> bool:
+    """Whether this process runs in a user namespace of its own (the sandbox's), not the
+    machine's (whose map is every uid to itself)."""
+    try:
+        with open("/proc/self/uid_map", encoding="ascii") as fh:
+            return fh.read().split() != ["0", "0", "4294967295"]
+    except OSError:
+        return False
+
+
 def _set_limits(cfg: dict) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    for limit, value in (
+    limits = [
         (resource.RLIMIT_AS, cfg["memory"]),
         (resource.RLIMIT_CPU, cfg["cpu"]),
         (resource.RLIMIT_FSIZE, cfg["fsize"]),
-    ):
+    ]
+    # the sandbox's tasks (threads count: each is a task); outside a sandbox the limit
+    # would count every process of the teacher's account
+    if cfg.get("tasks") and _own_user_namespace():
+        limits.append((resource.RLIMIT_NPROC, cfg["tasks"]))
+    for limit, value in limits:
         _soft, hard = resource.getrlimit(limit)
         value = int(value) if hard == resource.RLIM_INFINITY else min(int(value), hard)
         # the hard limit too: a soft one alone, the code that runs here could raise again;

@@ -34,13 +34,13 @@ made by hand, mode 0755) is renamed to ``.removed-...`` where no collect looks; 
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import fnmatch
 import glob
 import os
 import pwd
 import re
+import shlex
 import shutil
 import stat
 import sys
@@ -51,6 +51,9 @@ from nbgrader.exchange import ExchangeError
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignment
 from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
+
+from helpers.teacher.files import write_csv
+from helpers.teacher.untrusted import shown  # a learner's name on one line, printable ASCII
 
 HERE = "helpers.teacher.classroom.exchange"
 # What the course's nbgrader_config.py sets (and the hub's teachers' configuration with it).
@@ -67,6 +70,12 @@ REFUSED_LOG = "collect_refused.csv"
 REMOVED_PREFIX = ".removed-"
 SUMMARY = "collect {assignment}: collected {collected}, refused {refused}"
 MAX_ITEMS = 10_000  # an entry with more files than this is refused (a flood, not work)
+# nbgrader's defaults (CourseDirectory.max_file_size, .max_dir_size: 100,000 kB each)
+FILE_LIMIT = DIR_LIMIT = 100_000 * 1000
+SECRET_LIMIT = 4096  # submission_secret.txt: 128 hex digits
+# a file of more than SPARSE_FROM bytes with less than 1/SPARSE_RATIO of them on disk is
+# refused: it costs no disk, but its length in memory if it were read
+SPARSE_FROM, SPARSE_RATIO = 1 << 20, 4
 EXCHANGE_MODE = stat.S_ISVTX | 0o777
 INBOUND_MODE = stat.S_ISVTX | stat.S_ISGID | 0o733
 
@@ -88,6 +97,9 @@ class Entry:
     secret: str = ""
     files: list[str] = field(default_factory=list)
     refused: str = ""
+    # each file's (device, inode, size, mtime_ns, ctime_ns) as inspected: what the copy
+    # must find again once the file is open
+    seen: dict[str, tuple[int, int, int, int, int]] = field(default_factory=dict)
 
     @property
     def row(self) -> dict[str, str]:
@@ -98,14 +110,6 @@ class Entry:
             "time": self.time.strftime(TIMESTAMP_FORMAT) if self.time else "",
             "verdict": f"refused: {shown(self.refused)}" if self.refused else "ok",
         }
-
-
-def shown(text: str) -> str:
-    """A name a learner chose (an entry's, a file's in it), as the teacher reads it: on one
-    line, with no terminal escape (line breaks, ESC, other control and non-ASCII characters
-    written as Python writes them, ``\\n``, ``\\x1b``), so it can neither forge nor erase a
-    line of what collect and ``inbound list`` say. ``inbound remove`` takes this form."""
-    return text.encode("unicode_escape").decode("ascii")
 
 
 def _owner_name(uid: int) -> str:
@@ -122,21 +126,46 @@ def _split(name: str) -> tuple[str, str]:
     return parts[0], parts[1]
 
 
-def _read_nofollow(path: Path, uid: int) -> bytes:
-    """A regular file's bytes, opened without following a link, checked once open."""
+def _identity(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _read_nofollow(
+    path: Path, uid: int, limit: int, rel: str = "", seen: tuple | None = None
+) -> tuple[bytes, os.stat_result]:
+    """A regular file's bytes and its status once read: opened without following a link,
+    its size taken from ``fstat`` before anything is read (above ``limit``: refused), at
+    most that many bytes read, and refused when it changed while it was read (its size,
+    modification or status-change time) or is not the file ``seen`` by ``inspect`` (another
+    inode)."""
+    rel = rel or path.name
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
-        st = os.fstat(fd)
-        _check_file(st, path.name, uid)
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
+        before = os.fstat(fd)
+        _check_file(before, rel, uid, limit)
+        if seen is not None and _identity(before)[:2] != seen[:2]:
+            raise Refused(f"{rel} was replaced while the entry was collected")
+        size = before.st_size
+        chunks, got = [], 0
+        while got <= size:  # one byte more than fstat said: a file that grows is seen
+            chunk = os.read(fd, min(1 << 20, size + 1 - got))
+            if not chunk:
+                break
             chunks.append(chunk)
-        return b"".join(chunks)
+            got += len(chunk)
+        after = os.fstat(fd)
+        if got != size or _identity(after) != _identity(before):
+            raise Refused(f"{rel} changed while it was collected")
+        return b"".join(chunks), after
     finally:
         os.close(fd)
 
 
-def _check_file(st: os.stat_result, rel: str, uid: int) -> None:
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n} bytes"
+
+
+def _check_file(st: os.stat_result, rel: str, uid: int, limit: int | None = None) -> None:
     if stat.S_ISLNK(st.st_mode):
         raise Refused(f"{rel} is a symbolic link")
     if not stat.S_ISREG(st.st_mode):
@@ -145,12 +174,30 @@ def _check_file(st: os.stat_result, rel: str, uid: int) -> None:
         raise Refused(f"{rel} is owned by {_owner_name(st.st_uid)}, not by the submitter")
     if st.st_nlink > 1:
         raise Refused(f"{rel} is a hard link ({st.st_nlink} names)")
+    if limit is not None and st.st_size > limit:
+        raise Refused(
+            f"{rel} is {_size(st.st_size)}, above the {_size(limit)} a file may be "
+            "(c.CourseDirectory.max_file_size)"
+        )
+    allocated = st.st_blocks * 512
+    if st.st_size > SPARSE_FROM and allocated * SPARSE_RATIO < st.st_size:
+        raise Refused(
+            f"{rel} is a sparse file ({_size(st.st_size)} long, {_size(allocated)} on disk)"
+        )
 
 
-def inspect(inbound: Path, name: str, check_owner: bool = True) -> Entry:
+def inspect(
+    inbound: Path,
+    name: str,
+    check_owner: bool = True,
+    file_limit: int | None = FILE_LIMIT,
+    dir_limit: int | None = DIR_LIMIT,
+) -> Entry:
     """The verdict on ``inbound/name`` (nothing followed, nothing opened but the secret).
-    ``check_owner=False`` (nbgrader's ``ExchangeCollect.check_owner``) takes a folder named
-    for any id, for a demo where one account plays every learner: never on a class."""
+    Every size is the file system's (``lstat``), before anything is read: a file above
+    ``file_limit`` bytes, a sparse one, or an entry above ``dir_limit`` in all is refused,
+    named. ``check_owner=False`` (nbgrader's ``ExchangeCollect.check_owner``) takes a folder
+    named for any id, for a demo where one account plays every learner: never on a class."""
     try:
         student, assignment = _split(name)
     except Refused as exc:
@@ -171,7 +218,7 @@ def inspect(inbound: Path, name: str, check_owner: bool = True) -> Entry:
                 raise Refused(f"{student} is no account of this machine") from None
             if st.st_uid != account.pw_uid:
                 raise Refused(f"named for {student} but owned by {entry.owner}")
-        latest = st.st_ctime
+        latest, total = st.st_ctime, 0
         stack = [(top, "")]
         while stack:
             folder, prefix = stack.pop()
@@ -185,13 +232,21 @@ def inspect(inbound: Path, name: str, check_owner: bool = True) -> Entry:
                             raise Refused(f"{rel}/ is owned by {_owner_name(ist.st_uid)}")
                         stack.append((Path(item.path), rel + "/"))
                     else:
-                        _check_file(ist, rel, st.st_uid)
+                        _check_file(ist, rel, st.st_uid, file_limit)
                         entry.files.append(rel)
+                        entry.seen[rel] = _identity(ist)
+                        total += ist.st_size
+                        if dir_limit is not None and total > dir_limit:
+                            raise Refused(
+                                f"larger than the {_size(dir_limit)} an entry may be in all "
+                                "(c.CourseDirectory.max_dir_size)"
+                            )
                     if len(entry.files) > MAX_ITEMS:
                         raise Refused(f"more than {MAX_ITEMS} files")
         if SECRET_FILE not in entry.files:
             raise Refused(f"no {SECRET_FILE}")
-        secret = _read_nofollow(top / SECRET_FILE, st.st_uid).decode("ascii", "replace").strip()
+        data, _ = _read_nofollow(top / SECRET_FILE, st.st_uid, SECRET_LIMIT)
+        secret = data.decode("ascii", "replace").strip()
         if not SECRET.match(secret):
             raise Refused(f"{SECRET_FILE} is not one nbgrader submit wrote")
         entry.secret = secret
@@ -204,7 +259,12 @@ def inspect(inbound: Path, name: str, check_owner: bool = True) -> Entry:
 
 
 def entries(
-    inbound: Path, student: str = "*", assignment: str = "*", check_owner: bool = True
+    inbound: Path,
+    student: str = "*",
+    assignment: str = "*",
+    check_owner: bool = True,
+    file_limit: int | None = FILE_LIMIT,
+    dir_limit: int | None = DIR_LIMIT,
 ) -> list[Entry]:
     """Every entry of ``inbound`` for ``student`` and ``assignment`` (globs), judged. A
     secret held by entries of several accounts stays with the account that submitted it
@@ -213,7 +273,7 @@ def entries(
     names = [n for n in sorted(os.listdir(inbound)) if not n.startswith(".")]
     if student != "*":  # a copied secret is found among every account's entries
         names = [n for n in names if fnmatch.fnmatchcase(n, f"*+{assignment}+*")]
-    judged = [inspect(inbound, name, check_owner) for name in names]
+    judged = [inspect(inbound, name, check_owner, file_limit, dir_limit) for name in names]
     first: dict[str, Entry] = {}
     for e in sorted((e for e in judged if e.secret), key=lambda e: e.time):
         holder = first.setdefault(e.secret, e)
@@ -286,6 +346,7 @@ class SafeCollect(TeacherRoot, ExchangeCollect):
             self.coursedir.student_id or "*",
             self.coursedir.assignment_id,
             self.check_owner,
+            *self._limits,
         )
         # fnmatch's * also matches "+": keep the entries of exactly this assignment
         found = [e for e in found if not e.assignment or e.assignment == self._aid]
@@ -327,6 +388,12 @@ class SafeCollect(TeacherRoot, ExchangeCollect):
     @property
     def _aid(self) -> str:
         return self.coursedir.assignment_id
+
+    @property
+    def _limits(self) -> tuple[int | None, int | None]:
+        """Bytes a file and an entry may have (nbgrader's kB; 0: no limit)."""
+        file_kb, dir_kb = self.coursedir.max_file_size, self.coursedir.max_dir_size
+        return (file_kb * 1000 if file_kb else None, dir_kb * 1000 if dir_kb else None)
 
     def copy_files(self):
         collected = 0
@@ -374,7 +441,10 @@ class SafeCollect(TeacherRoot, ExchangeCollect):
 
     def _copy(self, entry: Entry, dest: Path) -> None:
         """Copy the entry's files as the submission, opened without following links and
-        checked again once open; the timestamp is the server's."""
+        checked again once open, each read within the size ``fstat`` gives and refused when
+        it changes meanwhile. The timestamp is the server's: the latest status change of
+        the entry and of each file as it was read, so content rewritten after ``inspect``
+        is dated by that rewrite, never by the earlier time."""
         src = Path(self.inbound_path) / entry.name
         st = os.lstat(src)
         if stat.S_ISLNK(st.st_mode) or st.st_uid != entry.uid:
@@ -384,29 +454,26 @@ class SafeCollect(TeacherRoot, ExchangeCollect):
             shutil.rmtree(tmp)
         tmp.mkdir(parents=True)
         ignore = list(self.coursedir.ignore)
-        limit = self.coursedir.max_file_size * 1000 if self.coursedir.max_file_size else None
-        total = 0
+        file_limit, dir_limit = self._limits
+        total, latest = 0, entry.time.timestamp()
         try:
             for rel in entry.files:
                 if rel in (TIMESTAMP_FILE,) or any(
                     fnmatch.fnmatch(part, pat) for part in rel.split("/") for pat in ignore
                 ):
                     continue
-                data = _read_nofollow(src / rel, entry.uid)
-                if limit is not None and len(data) > limit:
-                    self.log.warning(
-                        "%s/%s is larger than %d kB: left out",
-                        shown(entry.name),
-                        shown(rel),
-                        limit // 1000,
-                    )
-                    continue
+                data, st = _read_nofollow(
+                    src / rel, entry.uid, file_limit, rel, entry.seen.get(rel)
+                )
+                latest = max(latest, st.st_ctime)
                 total += len(data)
-                if total > 1000 * self.coursedir.max_dir_size:
-                    raise Refused(f"larger than {self.coursedir.max_dir_size} kB")
+                if dir_limit is not None and total > dir_limit:
+                    raise Refused(f"larger than the {_size(dir_limit)} an entry may be in all")
                 out = tmp / rel
                 out.parent.mkdir(parents=True, exist_ok=True)
                 out.write_bytes(data)
+            latest = max(latest, os.lstat(src).st_ctime)  # a file added or renamed meanwhile
+            entry.time = dt.datetime.fromtimestamp(latest, dt.UTC)
             (tmp / TIMESTAMP_FILE).write_text(recorded_stamp(entry), encoding="utf-8")
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -438,20 +505,46 @@ class SafeCollect(TeacherRoot, ExchangeCollect):
     def _log_refused(self) -> None:
         if not self.refused:
             return
-        path = Path(self.coursedir.root) / REFUSED_LOG
-        new = not path.exists()
         now = _stamp(dt.datetime.now(dt.UTC))
-        with open(path, "a", newline="", encoding="utf-8") as fh:
-            writer = csv.writer(fh)
-            if new:
-                writer.writerow(["seen", "assignment", "entry", "named_for", "owner", "reason"])
-            for e in self.refused:
-                writer.writerow(
-                    [now, self._aid, shown(e.name), shown(e.student), e.owner, shown(e.refused)]
-                )
+        write_csv(  # whole or not at all; a name starting "=" or "@" is no formula
+            Path(self.coursedir.root) / REFUSED_LOG,
+            ["seen", "assignment", "entry", "named_for", "owner", "reason"],
+            [
+                [now, self._aid, shown(e.name), shown(e.student), e.owner, shown(e.refused)]
+                for e in self.refused
+            ],
+            append=True,
+        )
 
 
-class SafeReleaseFeedback(TeacherRoot, ExchangeReleaseFeedback):
+FEEDBACK_MODE = 0o711  # nbgrader's
+
+
+def squatted(path: str | os.PathLike) -> str:
+    """Why a folder of the course's exchange that another account made cannot be used, and
+    the command that frees it (the exchange is sticky: only its owner or root removes it)."""
+    owner = _owner_name(os.lstat(path).st_uid)
+    me = _owner_name(os.geteuid())
+    return (
+        f"{path} belongs to {owner}, not to {me}: it was made before the course's release "
+        f"made it, so no release can use it. As root: `rm -rf {shlex.quote(str(path))}`, "
+        "then release again"
+    )
+
+
+class _OwnedFolders:
+    """nbgrader's ``ensure_directory``, naming the owner of a folder someone else made
+    and the command that frees it ("You don't own the directory" named neither)."""
+
+    def ensure_directory(self, path, mode):
+        if os.path.lexists(path) and not self.coursedir.groupshared:
+            st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode) or st.st_uid != os.geteuid():
+                self.fail(squatted(path))
+        super().ensure_directory(path, mode)
+
+
+class SafeReleaseFeedback(TeacherRoot, _OwnedFolders, ExchangeReleaseFeedback):
     """nbgrader's release_feedback, releasing every page it can: a feedback folder without
     a valid ``submission_secret.txt`` or ``timestamp.txt`` is skipped and named."""
 
@@ -483,8 +576,10 @@ class SafeReleaseFeedback(TeacherRoot, ExchangeReleaseFeedback):
             )
 
 
-class SafeReleaseAssignment(ExchangeReleaseAssignment):
-    """nbgrader's release_assignment, with a sticky exchange root and a sticky inbound."""
+class SafeReleaseAssignment(_OwnedFolders, ExchangeReleaseAssignment):
+    """nbgrader's release_assignment, with a sticky exchange root and a sticky inbound; it
+    makes the course's ``feedback`` too, so that every folder of the course is the
+    teacher's before a learner could make one, and names the owner of one made first."""
 
     def ensure_root(self):
         root = Path(self.root)
@@ -504,6 +599,7 @@ class SafeReleaseAssignment(ExchangeReleaseAssignment):
 
     def init_dest(self):
         super().init_dest()
+        self.ensure_directory(os.path.join(self.course_path, "feedback"), FEEDBACK_MODE)
         inbound = Path(self.inbound_path)
         if os.stat(inbound).st_uid == os.geteuid():  # groupshared: the group lists it, as nbgrader
             os.chmod(inbound, INBOUND_MODE | (0o040 if self.coursedir.groupshared else 0))

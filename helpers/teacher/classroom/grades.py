@@ -7,7 +7,6 @@ autograded file scores 0); ``statuses`` reads each (learner, assignment)'s statu
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from helpers.teacher.classroom.course import course_id, db_url
 from helpers.teacher.classroom.steps import graded_ids
 from helpers.teacher.classroom.submissions import STATUSES
 from helpers.teacher.classroom.summary import REPORT_NAME, read_report
+from helpers.teacher.files import write_csv
 
 
 def notebook_rows(
@@ -176,9 +176,5 @@ def export_grades(
         rows.append(row)
     fields = ["student_id", *[f for b in bases for f in (b, f"{b} language")], "total"]
     fields += ["max_total", "status", "written_waiting"]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=fields)
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(out, fields, rows)  # whole or not at all, no formula cell
     return rows

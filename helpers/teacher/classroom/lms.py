@@ -34,6 +34,7 @@ from helpers.teacher.classroom import written
 from helpers.teacher.classroom.course import course_id, db_url, load_config
 from helpers.teacher.classroom.grades import notebook_rows, statuses
 from helpers.teacher.classroom.steps import graded_ids
+from helpers.teacher.files import write_csv
 
 FORMATS = ("canvas", "moodle", "csv")
 DEFAULT_NAMES = {
@@ -277,12 +278,7 @@ def points(value: float | None, missing_as_zero: bool = False) -> str:
 
 
 def _write(path: Path, header: list[str], rows: list[list[str]]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh, quoting=csv.QUOTE_MINIMAL)
-        writer.writerow(header)
-        writer.writerows(rows)
-    return path
+    return write_csv(path, header, rows)  # whole or not at all, no formula cell
 
 
 def details_path(out: Path) -> Path:

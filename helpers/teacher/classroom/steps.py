@@ -347,7 +347,16 @@ def feedback(
     for assignment in chosen:
         graded = any((course / "autograded").glob(f"*/{assignment}/*.ipynb"))
         if graded:
-            nbgrader(["generate_feedback", assignment, "--force", *_db_args(db)], cwd=course)
+            # one notebook nbconvert cannot render costs that learner's page only: nbgrader
+            # renders the others and fails at the end; the missing pages are named
+            proc = nbgrader(
+                ["generate_feedback", assignment, "--force", *_db_args(db)],
+                cwd=course,
+                check=False,
+            )
+            if proc.returncode != 0:
+                for line in _feedback_not_made(course, assignment):
+                    print(line)
         pages = zero_pages(course, assignment)
         if not graded and not pages:
             skipped.append(assignment)
@@ -383,6 +392,21 @@ def feedback(
             "(or PE_COURSE_EXCHANGE=DIR make feedback)"
         )
     print(line)
+
+
+def _feedback_not_made(course: Path, assignment: str) -> list[str]:
+    """A line for every autograded notebook of ``assignment`` with no feedback page."""
+    from helpers.teacher.untrusted import shown
+
+    lines = []
+    for nb in sorted((course / "autograded").glob(f"*/{assignment}/*.ipynb")):
+        student = nb.parent.parent.name
+        if not (course / "feedback" / student / assignment / f"{nb.stem}.html").is_file():
+            lines.append(
+                f"feedback of {shown(student)} for {assignment} not generated: {shown(nb.name)} "
+                "could not be rendered (nbgrader generate_feedback's log); the others were"
+            )
+    return lines
 
 
 def zero_pages(course: Path, assignment: str) -> list[Path]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from helpers.teacher.classroom.course import source_notebooks
+from helpers.teacher.untrusted import printable, shown
 
 
 def _graded_cells(nb) -> list[str]:
@@ -55,7 +56,8 @@ def check_submission(course: Path, student: str, assignment: str) -> list[Findin
         path = folder / source.name
         if not path.exists():
             names = set(source_notebooks(course, assignment))
-            others = sorted(p.name for p in folder.glob("*.ipynb") if p.stem not in names)
+            # a learner's names, shown escaped: any byte, none of them UTF-8 or printable
+            others = sorted(shown(p.name) for p in folder.glob("*.ipynb") if p.stem not in names)
             found = f" (found: {', '.join(others)})" if others else ""
             reason = f"{source.name} is missing: renamed or deleted{found}"
             findings.append(Finding(source.stem, "missing", reason, others))
@@ -66,7 +68,7 @@ def check_submission(course: Path, student: str, assignment: str) -> list[Findin
                 nb = nbformat.read(path, as_version=4)
         except Exception as exc:  # noqa: BLE001  (any parse error of a learner's file)
             first = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else ""
-            detail = f"{type(exc).__name__}: {first}"
+            detail = printable(f"{type(exc).__name__}: {first}")
             reason = f"{source.name} is not a readable notebook ({detail})"
             findings.append(Finding(source.stem, "unreadable", reason, detail=detail))
             continue

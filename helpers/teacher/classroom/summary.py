@@ -17,6 +17,8 @@ from pathlib import Path
 from helpers.teacher import sandbox
 from helpers.teacher.classroom import written
 from helpers.teacher.classroom.submissions import NOT_SUBMITTED, STATUSES, Task
+from helpers.teacher.files import write_csv
+from helpers.teacher.untrusted import printable
 
 REPORT_NAME = "autograde_report.csv"  # in the course folder
 
@@ -120,7 +122,9 @@ class ClassReport:
         if self.backup is not None:
             lines.append(f"the gradebook and the graded notebooks replaced: {self.backup}")
         lines.append(self.counts())
-        return "\n".join(lines)
+        # a learner's file name or nbgrader's error quoting one: never a line of its own,
+        # a terminal escape or a byte the terminal's encoding refuses
+        return "\n".join(printable(line) for line in lines)
 
     def counts(self) -> str:
         """The last line: how many graded, scored 0 ungraded, not submitted, and skipped."""
@@ -134,7 +138,7 @@ class ClassReport:
         skipped = f"{len(self.skipped)} assignment(s) skipped"
         if self.skipped:
             skipped += f": {'; '.join(self.skipped)}"
-        return f"autograde: {', '.join(said)}; {skipped}"
+        return printable(f"autograde: {', '.join(said)}; {skipped}")
 
     def rows(self) -> list[dict]:
         """One row per (learner, assignment, notebook) of ``REPORT_COLUMNS``."""
@@ -174,13 +178,7 @@ class ClassReport:
         rows = sorted(
             kept + self.rows(), key=lambda r: (r["student_id"], r["assignment"], r["notebook"])
         )
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "w", newline="", encoding="utf-8") as fh:
-            writer = csv.DictWriter(
-                fh, fieldnames=REPORT_COLUMNS, restval="", extrasaction="ignore"
-            )
-            writer.writeheader()
-            writer.writerows(rows)
+        write_csv(path, REPORT_COLUMNS, rows)  # whole or not at all, no formula cell
         self.report_path = path
         return path
 
@@ -204,7 +202,7 @@ def read_report(path: Path) -> list[dict]:
     """The rows of an ``autograde_report.csv`` (none when there is no such file)."""
     if not path.is_file():
         return []
-    with open(path, newline="", encoding="utf-8") as fh:
+    with open(path, newline="", encoding="utf-8", errors="backslashreplace") as fh:
         rows = list(csv.DictReader(fh))
     for row in rows:  # a report written before notebooks had rows of their own
         row.setdefault("notebook", row.get("assignment", ""))
