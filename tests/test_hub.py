@@ -52,7 +52,7 @@ from helpers.teacher.classroom import hub as hubmod
 from helpers.teacher.classroom import hub_accounts as accounts
 from helpers.teacher.classroom import hub_roster as hubroster
 from tests import classroom_kit as kit
-from tests import rehearsal
+from tests import hub_client, rehearsal
 from tests.test_browser import CHROMIUM, LAUNCH_ARGS
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -378,17 +378,9 @@ def _learner_works(browser, cls, learner: str) -> str:
         page.context.close()
 
 
-def _terminal(cls, user: str, command: str, check: bool = True) -> str:
-    """``command`` typed into a terminal of ``user``'s running server on the hub: the shell
-    the server's terminals run (the environment's configuration) with the server process's
-    own environment (read from /proc: the spawner's variables, JupyterHub's token and
-    prefix), in the user's home."""
-    hub = cls["hub"]
-    member = next(m for m in cls["members"] if m.id == user)
-    prefix = hub.teacher_env if member.role == "teacher" else hub.learner_env
-    config = prefix / "etc" / "jupyter" / "jupyter_server_config.d" / accounts.TERMINAL_CONFIG
-    shell = json.loads(config.read_text())["ServerApp"]["terminado_settings"]["shell_command"]
-    home = pwd.getpwnam(user).pw_dir
+def _token(user: str) -> str:
+    """The user's own token: its server's (``JUPYTERHUB_API_TOKEN``, as ``echo
+    $JUPYTERHUB_API_TOKEN`` shows it in the user's terminal), read from /proc."""
     found = subprocess.run(
         ["pgrep", "-n", "-u", user, "-f", "jupyterhub.singleuser"],
         capture_output=True,
@@ -398,19 +390,17 @@ def _terminal(cls, user: str, command: str, check: bool = True) -> str:
     assert found.returncode == 0, f"no server of {user} runs"
     raw = Path(f"/proc/{found.stdout.split()[0]}/environ").read_bytes()
     env = dict(item.split("=", 1) for item in raw.decode().split("\0") if "=" in item)
-    assert env["PATH"].startswith(hubmod.terminal_env(hub, member)["PATH"]), env["PATH"]
-    proc = subprocess.run(
-        [shutil.which("runuser") or "runuser", "-u", user, "--", *shell, "-i", "-c", command],
-        cwd=home,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-    out = proc.stdout + proc.stderr
+    return env["JUPYTERHUB_API_TOKEN"]
+
+
+def _terminal(cls, user: str, command: str, check: bool = True) -> str:
+    """``command`` typed into a real terminal of ``user``'s running server on the hub (opened
+    through the hub as JupyterLab opens one, with the user's token): what it printed."""
+    token = _token(user)
+    server = hub_client.server_url(cls["url"], user, token)
+    rc, out = hub_client.terminal(server, token, command)
     if check:
-        assert proc.returncode == 0, f"{user}$ {command}\n{out}"
+        assert rc == 0, f"{user}$ {command}\n(exit {rc})\n{out}"
     return out
 
 
@@ -486,6 +476,21 @@ def _can_read(user: str, *cmd: str) -> bool:
 
 
 # --------------------------------------------------------------------------- the test
+
+
+@pytest.mark.skipif(bool(SKIP), reason=SKIP or "ready")
+def test_a_terminal_of_the_hub_finds_the_course(cls, browser):
+    """In a real terminal of each server (its login, then a terminal opened through the hub),
+    the commands of the docs find their environment: the teacher's ``python`` is the
+    teachers' environment's, with the course package; a learner's ``nbgrader`` is the
+    learner environment's."""
+    hub = cls["hub"]
+    for user in (TEACHER, PART):
+        _login(browser, cls, user).context.close()
+    said = _terminal(cls, TEACHER, "python -m helpers inbound list && command -v python")
+    assert said.split()[-1] == str(hub.teacher_env / "bin" / "python"), said
+    said = _terminal(cls, PART, "nbgrader --version && command -v nbgrader")
+    assert said.split()[-1] == str(hub.learner_env / "bin" / "nbgrader"), said
 
 
 @pytest.mark.skipif(bool(SKIP), reason=SKIP or "ready")

@@ -301,17 +301,20 @@ LAB_OVERRIDES = {
 # reads /etc/profile and so loses the environment's PATH: `python -m helpers ...` and
 # `nbgrader fetch_assignment ...` as the docs write them would not find the environment.
 # An interactive shell keeps the server's environment (its PATH, the course, the exchange).
+# The setting is the server's own configuration file (``etc/jupyter/jupyter_server_config
+# .json`` of the environment, on every server's config path): a ``jupyter_server_config.d/``
+# file is read for its ``jpserver_extensions`` alone.
 TERMINAL_SHELL = ["/bin/bash"]
-TERMINAL_CONFIG = "zz-pe-course-terminal.json"
+SERVER_CONFIG = "jupyter_server_config.json"
 
 
 def _terminal_config(env: Path) -> None:
-    folder = env / "etc" / "jupyter" / "jupyter_server_config.d"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / TERMINAL_CONFIG).write_text(
-        json.dumps({"ServerApp": {"terminado_settings": {"shell_command": TERMINAL_SHELL}}}),
-        encoding="utf-8",
-    )
+    path = env / "etc" / "jupyter" / SERVER_CONFIG
+    path.parent.mkdir(parents=True, exist_ok=True)
+    found = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    server = found.setdefault("ServerApp", {})
+    server.setdefault("terminado_settings", {})["shell_command"] = TERMINAL_SHELL
+    path.write_text(json.dumps(found, indent=2), encoding="utf-8")
 
 
 def _lab_overrides(env: Path) -> None:
