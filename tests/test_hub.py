@@ -493,6 +493,166 @@ def test_a_terminal_of_the_hub_finds_the_course(cls, browser):
     assert said.split()[-1] == str(hub.learner_env / "bin" / "nbgrader"), said
 
 
+# A learner's own page, served unauthenticated by the learner's own server
+# (``c.ServerApp.extra_static_paths``), that tries the teacher's session: it frames the
+# teacher's Formgrader, or opens the teacher's Lab in a popup, reads ``_xsrf`` from that
+# window's cookies and fetches the solutions, the gradebook and the Formgrader's API, and
+# writes a file into the teacher's home, from the page's own origin and from the teacher's.
+ATTACK_PAGE = """<!doctype html><html><body><script>
+const TEACHER = %(teacher)s, COURSE = %(course)s, TEACHER_ORIGIN = %(teacher_origin)s;
+const base = o => o + "/user/" + TEACHER + "/";
+const targets = [...new Set([location.origin, TEACHER_ORIGIN])];
+async function steal(win, origin, how) {
+  const xsrf = (win.document.cookie.match(/(?:^|; )_xsrf=([^;]+)/) || [])[1] || "";
+  const h = {"X-XSRFToken": decodeURIComponent(xsrf)};
+  const got = {};
+  const paths = {
+    solution: "api/contents/" + COURSE + "/source/01_order/01_order.ipynb?content=1",
+    gradebook: "api/contents/" + COURSE + "/gradebook.db?content=1&type=file&format=base64",
+    students: "formgrader/api/students",
+  };
+  for (const [k, p] of Object.entries(paths)) {
+    const r = await win.fetch(base(origin) + p, {headers: h, credentials: "include"});
+    got[k] = r.status + " " + (await r.text()).slice(0, 4000);
+  }
+  const put = await win.fetch(base(origin) + "api/contents/pwned-" + how + ".txt", {
+    method: "PUT", credentials: "include",
+    headers: Object.assign({"Content-Type": "application/json"}, h),
+    body: JSON.stringify({type: "file", format: "text", content: "pwned"})});
+  got.put = String(put.status);
+  return got;
+}
+function opened(make) {  // the window once loaded, or why it could not be read
+  return new Promise(resolve => {
+    const w = make(); const start = Date.now();
+    const poll = () => {
+      try {
+        if (w.document.readyState === "complete" && w.location.href.includes("/user/")) {
+          return resolve(w);
+        }
+      } catch (e) { return resolve("refused: " + e.name); }
+      if (Date.now() - start > 20000) return resolve("refused: timeout");
+      setTimeout(poll, 200);
+    };
+    poll();
+  });
+}
+(async () => {
+  const result = {};
+  for (const origin of targets) {
+    for (const how of ["frame", "popup"]) {
+      const key = how + " " + origin;
+      try {
+        let closeIt = () => {};
+        const w = await opened(() => {
+          if (how === "popup") {
+            const p = window.open(base(origin) + "lab", "_blank");
+            closeIt = () => p.close();
+            return p;
+          }
+          const f = document.createElement("iframe");
+          f.src = base(origin) + "formgrader/manage_assignments";
+          document.body.append(f);
+          closeIt = () => f.remove();
+          return f.contentWindow;
+        });
+        result[key] = typeof w === "string" ? w : await steal(w, origin, how);
+        closeIt();
+      } catch (e) {
+        result[key] = "refused: " + e;
+      }
+    }
+  }
+  window.__attack = result;
+})();
+</script></body></html>
+"""
+
+
+def _restart_through_the_hub(cls, user: str) -> None:
+    """Stop and start ``user``'s server with the user's own token (the hub's REST API), as
+    the learner can from its terminal (``$JUPYTERHUB_API_TOKEN``)."""
+    api = f"{cls['url']}/hub/api/users/{user}"
+    status, text = hub_client.request(f"{api}/tokens", _token(user), "POST", {"note": "mine"})
+    assert status in (200, 201), (status, text)
+    token = json.loads(text)["token"]
+    status, text = hub_client.request(f"{api}/server", token, "DELETE")
+    assert status in (202, 204), (status, text)
+    deadline = time.monotonic() + 120
+    while json.loads(hub_client.request(api, token)[1]).get("server"):
+        assert time.monotonic() < deadline, "the learner's server did not stop"
+        time.sleep(0.5)
+    status, text = hub_client.request(f"{api}/server", token, "POST")
+    assert status in (201, 202), (status, text)
+    while not json.loads(hub_client.request(api, token)[1]).get("server"):
+        assert time.monotonic() < deadline, "the learner's server did not start"
+        time.sleep(0.5)
+
+
+@pytest.mark.skipif(bool(SKIP), reason=SKIP or "ready")
+def test_a_learners_page_cannot_use_the_teachers_session(cls, browser):
+    """One origin per user: a page a learner serves from its own server, opened by the
+    teacher logged in to the hub, cannot read the teacher's files, gradebook or Formgrader
+    nor write into the teacher's home, neither by framing the teacher's Formgrader nor by
+    opening the teacher's Lab in a popup, from its own origin or the teacher's."""
+    hub, learner = cls["hub"], PART
+    teacher_page = _login(browser, cls, TEACHER)
+    _login(browser, cls, learner).context.close()
+    home = Path(pwd.getpwnam(learner).pw_dir)
+    teacher_server = hub_client.server_url(cls["url"], TEACHER, _token(TEACHER))
+    teacher_origin = teacher_server.split("/user/")[0] if "://" in teacher_server else ""
+    page = ATTACK_PAGE % {
+        "teacher": json.dumps(TEACHER),
+        "course": json.dumps(hub.course_id),
+        "teacher_origin": json.dumps(teacher_origin or cls["url"]),
+    }
+    script = (
+        "mkdir -p ~/.jupyter ~/pages && cat > ~/pages/notes.html && "
+        "echo 'c.ServerApp.extra_static_paths = [\"'$HOME/pages'\"]' "
+        "> ~/.jupyter/jupyter_server_config.py"
+    )
+    subprocess.run(
+        ["runuser", "-u", learner, "--", "sh", "-c", script],
+        input=page,
+        text=True,
+        cwd=home,
+        check=True,
+    )
+    try:
+        _restart_through_the_hub(cls, learner)
+        served = hub_client.server_url(cls["url"], learner, _token(learner)) + "static/notes.html"
+        if "://" not in served:
+            served = cls["url"] + served
+        status, _ = hub_client.request(served, "")
+        assert status == 200, f"the learner's page is not served at {served}: {status}"
+        teacher_page.goto(served)
+        teacher_page.wait_for_function("() => window.__attack", timeout=120_000)
+        result = teacher_page.evaluate("() => window.__attack")
+        _shot(teacher_page, "0-attack")
+    finally:
+        teacher_page.context.close()
+        (home / ".jupyter" / "jupyter_server_config.py").unlink(missing_ok=True)
+        _restart_through_the_hub(cls, learner)
+    print("\nthe learner's page, opened by the teacher:\n" + json.dumps(result, indent=1)[:6000])
+    teacher_home = Path(pwd.getpwnam(TEACHER).pw_dir)
+    written = sorted(p.name for p in teacher_home.glob("pwned-*"))
+    # what each answer holds when the read worked (a login page in its place is no theft)
+    markers = {
+        "solution": lambda v: "BEGIN SOLUTION" in v,
+        "gradebook": lambda v: "U1FMaXRlIGZvcm1hdCAz" in v,  # base64 of "SQLite format 3"
+        "students": lambda v: v.startswith("200 ["),
+    }
+    stolen = {
+        key: [k for k, check in markers.items() if check(got.get(k, ""))]
+        for key, got in result.items()
+        if isinstance(got, dict)
+    }
+    assert written == [], f"the learner's page wrote into the teacher's home: {written}"
+    assert not any(stolen.values()), f"the learner's page read the teacher's: {stolen}"
+    assert "BEGIN SOLUTION" not in json.dumps(result)
+    assert len(result) >= 2, result
+
+
 @pytest.mark.skipif(bool(SKIP), reason=SKIP or "ready")
 def test_a_class_on_the_hub(cls, browser):
     hub, nb = cls["hub"], _released_notebook()

@@ -71,7 +71,7 @@ _LINK = re.compile(r"(https?:|mailto:|#)", re.IGNORECASE)
 # inline, styles only the page's own, nothing fetched, no form, no frame.
 NO_SCRIPT = (
     "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; "
-    "form-action 'none'; frame-ancestors 'self'"
+    "form-action 'none'; frame-ancestors 'none'"
 )
 NO_SCRIPT_META = f'<meta http-equiv="Content-Security-Policy" content="{NO_SCRIPT}">'
 
@@ -159,7 +159,7 @@ def formgrader_csp(page: str) -> str:
         + " ".join(sorted(allowed))
         + "; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; "
         "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
-        "frame-src 'none'; frame-ancestors 'self'"
+        "frame-src 'none'; frame-ancestors 'none'"
     )
 
 

@@ -41,6 +41,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterable
 from pathlib import Path
@@ -114,12 +115,29 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def settings(hub: Hub, members: list[Member], port: int) -> dict:
+def public_url(port: int, url: str | None = None) -> str:
+    """The hub's address as browsers reach it: ``url`` (a school's ``https://hub.school.org``,
+    with a wildcard DNS record and certificate for ``*.hub.school.org``), else
+    ``http://localhost:<port>`` (every ``<user>.localhost`` is this machine's loopback for
+    Chromium and Firefox)."""
+    found = (url or f"http://localhost:{port}").rstrip("/")
+    parts = urllib.parse.urlsplit(found)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path:
+        raise ValueError(
+            f"--public-url {url!r}: give the hub's address as scheme://host[:port] with no "
+            "path (https://hub.school.org); each user's server is then at "
+            "https://<user>.hub.school.org"
+        )
+    return found
+
+
+def settings(hub: Hub, members: list[Member], port: int, url: str | None = None) -> dict:
     """What the hub's ``jupyterhub_config.py`` is made from (JSON-able)."""
     cid = hub.course_id
     graders = teachers(members)
     return {
         "port": port,
+        "public_url": public_url(port, url),
         "hub_port": _free_port(),
         "proxy_api_port": _free_port(),
         "proxy": str(proxy_command(hub.course)),
@@ -158,10 +176,18 @@ each start from the roster)."""
 import json
 import os
 
+from jupyterhub.utils import subdomain_hook_idna
+
 S = json.loads({settings!r})
 c = get_config()  # noqa: F821
 
 c.JupyterHub.bind_url = f"http://127.0.0.1:{{S['port']}}"
+# One origin per user: each server at <user>.<host> (subdomains of the hub's address), so a
+# page a learner's server sends can never read the teacher's server with the teacher's
+# cookies (frames, popups, fetch: the browser keeps origins apart).
+c.JupyterHub.subdomain_host = S["public_url"]
+# (the function: the "idna" shortcut fails in JupyterHub 6.1, "str object is not callable")
+c.JupyterHub.subdomain_hook = subdomain_hook_idna
 c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{{S['hub_port']}}"
 c.JupyterHub.db_url = "sqlite:///" + os.path.join(S["hub_dir"], "jupyterhub.sqlite")
 c.JupyterHub.cookie_secret_file = os.path.join(S["hub_dir"], "jupyterhub_cookie_secret")
@@ -216,10 +242,10 @@ c.Spawner.pre_spawn_hook = pre_spawn_hook
 '''
 
 
-def write_config(hub: Hub, members: list[Member], port: int) -> Path:
+def write_config(hub: Hub, members: list[Member], port: int, url: str | None = None) -> Path:
     hub.hub_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(hub.hub_dir, 0o700)
-    values = settings(hub, members, port)
+    values = settings(hub, members, port, url)
     hub.config.write_text(
         CONFIG_TEMPLATE.format(course_id=hub.course_id, settings=json.dumps(values)),
         encoding="utf-8",
@@ -299,9 +325,12 @@ def start(
     port: int = DEFAULT_PORT,
     ids: Iterable[str] | None = None,
     timeout: float = START_TIMEOUT_S,
+    url: str | None = None,
 ) -> str:
-    """Set up everything (idempotent) and start JupyterHub in the background; its URL."""
+    """Set up everything (idempotent) and start JupyterHub in the background; its public
+    URL (``public_url``)."""
     require_root("the course's hub")
+    public = public_url(port, url)
     if running_pid(hub):
         raise RuntimeError(f"the hub of {hub.state} runs already at {hub.url()}: hub-stop first")
     refuse_exposed(hub, members)
@@ -314,7 +343,7 @@ def start(
         teacher_course(hub, teacher, ids)
     teacher_environment(hub, teachers(members)[0])
     learner_environment(hub)
-    write_config(hub, members, port)
+    write_config(hub, members, port, public)
     log = open(hub.log, "a", encoding="utf-8")  # noqa: SIM115  (the hub's, kept open by it)
     env = dict(os.environ)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
@@ -327,11 +356,10 @@ def start(
         start_new_session=True,
     )
     log.close()
-    url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + timeout
     while True:
         try:
-            with urllib.request.urlopen(f"{url}/hub/health", timeout=2):
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/hub/health", timeout=2):
                 break
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
@@ -340,8 +368,8 @@ def start(
                 tail = hub.log.read_text(encoding="utf-8", errors="replace")[-4000:]
                 raise RuntimeError(f"JupyterHub did not start (log {hub.log}):\n{tail}") from None
             time.sleep(0.2)
-    hub.address.write_text(url + "\n", encoding="utf-8")
-    return url
+    hub.address.write_text(public + "\n", encoding="utf-8")
+    return public
 
 
 def stop(hub: Hub, timeout: float = 60) -> bool:
@@ -375,6 +403,12 @@ def add_commands(sub) -> None:
     start_p = sub.add_parser("hub", help="a JupyterHub for the class of a roster (root)")
     start_p.add_argument("--roster", type=Path, required=True, help="roster CSV")
     start_p.add_argument("--port", type=int, default=DEFAULT_PORT, help="on 127.0.0.1")
+    start_p.add_argument(
+        "--public-url",
+        default=None,
+        help="the hub's address for browsers (default http://localhost:PORT); each user's "
+        "server is at <user>.<its host>",
+    )
     stop_p = sub.add_parser("hub-stop", help="stop the course's JupyterHub")
     for p in (start_p, stop_p):
         p.add_argument("--state", type=Path, default=None, help="the hub's folder (/srv/<course>)")
@@ -388,7 +422,7 @@ def run_command(args) -> int:
             print("hub stopped" if stop(hub) else f"no hub runs for {hub.state}")
             return 0
         members = read_roster(args.roster)
-        url = start(hub, members, args.port)
+        url = start(hub, members, args.port, url=args.public_url)
     except (ValueError, RuntimeError) as exc:
         print(f"{args.command}: {exc}", file=sys.stderr)
         return 2

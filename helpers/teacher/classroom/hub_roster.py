@@ -141,7 +141,8 @@ class Hub:
         return Path(pwd.getpwnam(teacher).pw_dir) / self.course_id
 
     def url(self) -> str:
-        """The hub's address, once started (``http://127.0.0.1:<port>``)."""
+        """The hub's address for browsers, once started (``http://localhost:<port>``; each user's
+        server at ``<user>.localhost``)."""
         return self.address.read_text(encoding="utf-8").strip()
 
 
