@@ -493,6 +493,60 @@ def test_a_terminal_of_the_hub_finds_the_course(cls, browser):
     assert said.split()[-1] == str(hub.learner_env / "bin" / "nbgrader"), said
 
 
+# A fork bomb, bounded: children until fork fails (at most twice the limit), then killed.
+FORK_BOMB = (
+    "{python} -c $'import os, resource, time\\nkids = []\\ntry:\\n"
+    "    while len(kids) < {cap}:\\n        pid = os.fork()\\n        if pid == 0:\\n"
+    "            time.sleep(60)\\n            os._exit(0)\\n        kids.append(pid)\\n"
+    'except OSError as e:\\n    print("refused", e.errno)\\n'
+    'print("forked", len(kids))\\nfor k in kids:\\n    os.kill(k, 9)\\n'
+    "for k in kids:\\n    os.waitpid(k, 0)\\n'"
+)
+
+
+@pytest.mark.skipif(bool(SKIP), reason=SKIP or "ready")
+def test_a_learners_terminal_cannot_fork_past_its_limit(cls, browser):
+    """A learner's terminal on the hub (a real one, through the hub) has the per-account
+    task and memory limits, cannot raise them, and a fork bomb there stops at the limit;
+    the exchange's course folders are the teacher's before any learner logs in."""
+    hub = cls["hub"]
+    _login(browser, cls, WRONG).context.close()
+    said = _terminal(
+        cls, WRONG, FORK_BOMB.format(python=hub.learner_env / "bin" / "python", cap=2048)
+    )
+    print(f"\nfork bomb in a learner's terminal: {' '.join(said.split())}")
+    forked = int(re.search(r"forked (\d+)", said).group(1))
+    assert "refused 11" in said and forked < hubmod.LEARNER_TASKS, said
+    # the server and its terminals still work after it
+    assert _terminal(cls, WRONG, "echo alive").strip() == "alive"
+    said = _terminal(cls, WRONG, "ulimit -u; ulimit -v; ulimit -u 100000 || echo not raised")
+    tasks, memory = said.split("\n")[:2]
+    assert int(tasks) == hubmod.LEARNER_TASKS and int(memory) * 1024 == hubmod.LEARNER_MEMORY
+    assert "not raised" in said, said
+    for sub, mode in hubmod.COURSE_FOLDERS.items():
+        st = (hub.exchange / hub.course_id / sub).stat()
+        assert pwd.getpwuid(st.st_uid).pw_name == TEACHER, sub
+        assert stat.S_IMODE(st.st_mode) == mode, (sub, oct(st.st_mode))
+
+
+def test_a_squatted_exchange_folder_is_refused_by_name(tmp_path):
+    """``make hub`` makes the course's exchange folders the teacher's; one another account
+    made first is refused with its owner and the command that removes it."""
+    if os.geteuid() != 0:
+        pytest.skip("the hub runs as root")
+    hub = hubroster.Hub(tmp_path / "state", kit.REPO, "positional-encodings")
+    squatted = hub.exchange / hub.course_id / "inbound"
+    squatted.mkdir(parents=True)
+    os.chown(squatted, pwd.getpwnam("nobody").pw_uid, -1)
+    with pytest.raises(RuntimeError) as refused:
+        hubmod.exchange(hub, "root")
+    said = str(refused.value)
+    assert f"{squatted} was made by nobody" in said and f"rm -r '{squatted}'" in said, said
+    squatted.rmdir()
+    hubmod.exchange(hub, "root")
+    assert stat.S_IMODE(squatted.stat().st_mode) == hubmod.COURSE_FOLDERS["inbound"]
+
+
 # A learner's own page, served unauthenticated by the learner's own server
 # (``c.ServerApp.extra_static_paths``), that tries the teacher's session: it frames the
 # teacher's Formgrader, or opens the teacher's Lab in a popup, reads ``_xsrf`` from that

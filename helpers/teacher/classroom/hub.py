@@ -35,9 +35,11 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -46,6 +48,7 @@ import urllib.request
 from collections.abc import Iterable
 from pathlib import Path
 
+from helpers.teacher.classroom.exchange import INBOUND_MODE
 from helpers.teacher.classroom.hub_accounts import (
     account_ids,
     create_accounts,
@@ -68,6 +71,13 @@ ROOT = Path(__file__).resolve().parents[3]
 PROXY_DIR = ".proxy"  # npm's prefix, in the course: .proxy/node_modules/.bin/...
 PROXY_PACKAGE = "configurable-http-proxy"
 DEFAULT_PORT = 8000
+# Each learner's account on the hub, its server and everything it starts (kernels,
+# terminals, their children): at most this many tasks (processes and threads, RLIMIT_NPROC,
+# counted for the account as a whole), each process at most this much address space
+# (RLIMIT_AS). A fork bomb in a learner's terminal stops at the first; the course's
+# notebooks need a few dozen tasks and well under 1 GiB.
+LEARNER_TASKS = 512
+LEARNER_MEMORY = 8 << 30
 START_TIMEOUT_S = 120
 
 
@@ -150,6 +160,7 @@ def settings(hub: Hub, members: list[Member], port: int, url: str | None = None)
         "exchange": str(hub.exchange),
         "course_dirs": {t: str(hub.course_dir(t)) for t in graders},
         "environments": {m.id: terminal_env(hub, m) for m in members},
+        "limits": {"tasks": LEARNER_TASKS, "memory": LEARNER_MEMORY},
     }
 
 
@@ -219,8 +230,30 @@ c.JupyterHub.load_roles = [
     }},
 ]
 
-# One local process per user, as that user, on 127.0.0.1.
-c.JupyterHub.spawner_class = "localprocess"
+# One local process per user, as that user, on 127.0.0.1; a learner's with limits on tasks
+# and memory that the account cannot raise (set as root before the server becomes the
+# user; its kernels and terminals inherit them).
+import resource  # noqa: E402
+
+from jupyterhub.spawner import LocalProcessSpawner  # noqa: E402
+
+
+class CourseSpawner(LocalProcessSpawner):
+    def make_preexec_fn(self, name):
+        become_user = super().make_preexec_fn(name)
+        if name not in S["learners"]:
+            return become_user
+        tasks, memory = S["limits"]["tasks"], S["limits"]["memory"]
+
+        def preexec():
+            resource.setrlimit(resource.RLIMIT_NPROC, (tasks, tasks))
+            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+            become_user()
+
+        return preexec
+
+
+c.JupyterHub.spawner_class = CourseSpawner
 c.Spawner.ip = "127.0.0.1"
 c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 120
@@ -253,12 +286,50 @@ def write_config(hub: Hub, members: list[Member], port: int, url: str | None = N
     return hub.config
 
 
-def exchange(hub: Hub) -> Path:
+# The course's folders of the exchange as nbgrader's release and release_feedback make
+# them (the course's release: a sticky inbound), owned by the first teacher.
+COURSE_FOLDERS = {
+    "": 0o755,
+    "outbound": 0o755,
+    "inbound": INBOUND_MODE,
+    "feedback": 0o711,
+}
+
+
+def exchange(hub: Hub, teacher: str) -> Path:
     """The exchange folder, writable by everyone as nbgrader's learner side requires, with
-    the sticky bit (``1777``, as ``/tmp``): no account removes or renames another's."""
+    the sticky bit (``1777``, as ``/tmp``): no account removes or renames another's. The
+    course's own folders in it are made here, the teacher's, before any learner can make
+    them (a learner's ``inbound`` would block every release: "You don't own the
+    directory"); one that another account made is refused by name, with its owner."""
     hub.exchange.mkdir(parents=True, exist_ok=True)
     os.chmod(hub.exchange, 0o1777)
+    account = pwd.getpwnam(teacher)
+    for sub, mode in COURSE_FOLDERS.items():
+        folder = hub.exchange / hub.course_id / sub
+        try:
+            os.mkdir(folder)
+        except FileExistsError:
+            st = os.lstat(folder)
+            if not stat.S_ISDIR(st.st_mode) or st.st_uid != account.pw_uid:
+                owner = _account_name(st.st_uid)
+                raise RuntimeError(
+                    f"{folder} was made by {owner}, not by the teacher {teacher}: a learner's "
+                    f"folder there blocks every release; look at what it holds, then remove "
+                    f"it (`rm -r '{folder}'`) and run `make hub` again"
+                ) from None
+            os.chmod(folder, mode)
+            continue
+        os.chown(folder, account.pw_uid, account.pw_gid)
+        os.chmod(folder, mode)
     return hub.exchange
+
+
+def _account_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
 
 
 # What a learner must never read, in the course the hub is started from.
@@ -338,7 +409,7 @@ def start(
         install_proxy(hub.course)
     create_accounts(hub, members)
     refuse_exposed(hub, members)  # the accounts as they now are (their groups)
-    exchange(hub)
+    exchange(hub, teachers(members)[0])
     for teacher in teachers(members):
         teacher_course(hub, teacher, ids)
     teacher_environment(hub, teachers(members)[0])
