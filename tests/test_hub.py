@@ -723,6 +723,19 @@ def test_a_class_on_the_hub(cls, browser):
         _modal_ok(page, f"Successfully released '{ASSIGNMENT}'")
         page.wait_for_load_state("networkidle")
         _shot(page, "1-teacher-released")
+        # the assignment's name (its source) and Preview (the release) open the folder in
+        # the teacher's Lab, in a tab of their own
+        for column, folder in (("name", "source"), ("preview", "release")):
+            with page.expect_popup() as popup:
+                row.locator(f"td.{column} a").first.click()
+            opened = popup.value
+            opened.set_default_timeout(TIMEOUT_MS)
+            opened.locator(".jp-DirListing-item", has_text=f"{ASSIGNMENT}.ipynb").first.wait_for()
+            where = opened.locator(".jp-BreadCrumbs").inner_text()
+            assert folder in where and ASSIGNMENT in where, (opened.url, where)
+            assert f"/user/{TEACHER}/lab/tree/" in opened.url, opened.url
+            _shot(opened, f"1-teacher-{folder}-link")
+            opened.close()
         page.context.close()
 
     verdicts = {}
@@ -737,6 +750,9 @@ def test_a_class_on_the_hub(cls, browser):
         fetched = home / "t" / hub.course_id / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
         assert fetched.is_file(), said
         shutil.rmtree(home / "t")
+        # and submitted again from inside the course's folder, where the terminal often is
+        said = _terminal(cls, PART, f"cd ~/{hub.course_id} && nbgrader submit {ASSIGNMENT}")
+        assert "Submitted as" in said, said
 
     functions = [g.removeprefix("answer_") for g in _answers(RIGHT)]
     for learner, verdict in verdicts.items():
@@ -978,3 +994,33 @@ def test_the_hub_refuses_a_course_learners_can_read():
         assert hubmod.exposed(hub, members) == []
     finally:
         shutil.rmtree(top, ignore_errors=True)
+
+
+def test_hub_commands_name_a_wrong_folder_or_roster(tmp_path):
+    """``hub-stop`` with a folder where no hub runs, or none at all, says so and exits
+    non-zero; ``hub`` with a roster that does not exist names it in one line; ``make hub``
+    without ROSTER reads roster.csv."""
+    python = str(Path(kit.REPO) / ".venv" / "bin" / "python")
+
+    def run(*args):
+        proc = subprocess.run(
+            [python, "-m", "helpers", *args],
+            cwd=kit.REPO,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return proc.returncode, proc.stdout + proc.stderr
+
+    rc, said = run("hub-stop", "--state", str(tmp_path / "mistyped"))
+    assert rc != 0 and f"no hub folder at {tmp_path / 'mistyped'}" in said, (rc, said)
+    (tmp_path / "stopped" / "hub").mkdir(parents=True)
+    rc, said = run("hub-stop", "--state", str(tmp_path / "stopped"))
+    assert rc != 0 and f"no hub runs for {tmp_path / 'stopped'}" in said, (rc, said)
+    rc, said = run("hub", "--roster", str(tmp_path / "missing.csv"))
+    assert rc != 0 and len(said.strip().splitlines()) == 1, (rc, said)
+    assert f"roster {tmp_path / 'missing.csv'} does not exist" in said and "Traceback" not in said
+    dry = subprocess.run(
+        ["make", "-n", "hub"], cwd=kit.REPO, capture_output=True, text=True, check=True
+    )
+    assert "--roster roster.csv" in dry.stdout, dry.stdout

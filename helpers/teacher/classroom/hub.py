@@ -443,6 +443,23 @@ def start(
     return public
 
 
+def running_states() -> list[Path]:
+    """The folders of the hubs of this machine that run (their JupyterHub processes'
+    ``-f <state>/hub/jupyterhub_config.py``)."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if not any(a.endswith(b"/jupyterhub") for a in argv[:2]) or b"-f" not in argv[:-1]:
+            continue
+        config = Path(os.fsdecode(argv[argv.index(b"-f") + 1]))
+        if config.name == "jupyterhub_config.py" and config.parent.name == "hub":
+            found.append(config.parent.parent)
+    return sorted(set(found))
+
+
 def stop(hub: Hub, timeout: float = 60) -> bool:
     """Stop the hub (it stops its proxy and the single-user servers); False if none ran."""
     pid = running_pid(hub)
@@ -490,8 +507,24 @@ def run_command(args) -> int:
     try:
         hub = hub_for(args.state, args.course)
         if args.command == "hub-stop":
-            print("hub stopped" if stop(hub) else f"no hub runs for {hub.state}")
-            return 0
+            if stop(hub):
+                print(f"hub of {hub.state} stopped")
+                return 0
+            others = [state for state in running_states() if state != hub.state]
+            where = (
+                f"no hub folder at {hub.state}"
+                if not hub.hub_dir.is_dir()
+                else f"no hub runs for {hub.state}"
+            )
+            hint = (
+                "; a hub of this machine runs for "
+                + ", ".join(str(o) for o in others)
+                + f": make hub-stop HUB_STATE={others[0]}"
+                if others
+                else "; give the folder `make hub` was started with: make hub-stop HUB_STATE=..."
+            )
+            print(f"hub-stop: {where}{hint}", file=sys.stderr)
+            return 1
         members = read_roster(args.roster)
         url = start(hub, members, args.port, url=args.public_url)
     except (ValueError, RuntimeError) as exc:

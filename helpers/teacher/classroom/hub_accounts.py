@@ -371,9 +371,15 @@ def _learner_config(hub: Hub, env: Path) -> None:
     (etc / "jupyter_server_config.d").mkdir(parents=True, exist_ok=True)
     (etc / "nbgrader_config.py").write_text(
         "# nbgrader of the learners on the course's hub (written by `python -m helpers hub`).\n"
+        "import os\n\n"
         "c = get_config()  # noqa: F821\n"
         f"c.Exchange.root = {str(hub.exchange)!r}\n"
-        "c.Exchange.path_includes_course = True\n"
+        "# From the home (the server's folder, the Assignments tab) an assignment is\n"
+        "# <course>/<id>; inside ~/<course>, where a learner's terminal often is, it is <id>:\n"
+        "# `nbgrader fetch_assignment`, `submit` and `fetch_feedback` work from both.\n"
+        "c.Exchange.path_includes_course = os.path.realpath(os.getcwd()) != os.path.realpath(\n"
+        f"    os.path.join(os.path.expanduser('~'), {hub.course_id!r})\n"
+        ")\n"
         "# the course of `nbgrader fetch_assignment 06_rope` typed in a terminal\n"
         f"c.CourseDirectory.course_id = {hub.course_id!r}\n"
         "# The courses of a learner are their hub groups nbgrader-<course> (and formgrade-).\n"
