@@ -123,15 +123,18 @@ demo: setup
 learner-build: setup
 	$(BIN)/python -m helpers learner-build --out dist
 
-# The class of a roster on a JupyterHub of this machine (root): make hub ROSTER=roster.csv.
-# HUB_STATE is the hub's folder (default /srv/positional-encodings), PORT its port.
-ROSTER ?= roster.csv
+# The class of a roster on a JupyterHub of this machine (root): make hub ROSTER=roster.csv
+# (ROSTER defaults to roster.csv here). HUB_STATE is the hub's folder (default
+# /srv/positional-encodings), PORT its port, PUBLIC_URL its address for browsers (default
+# http://localhost:PORT; each user's server at <user>.<its host>).
 HUB_STATE ?=
 PORT ?= 8000
+PUBLIC_URL ?=
 HUB_STATE_FLAG = $(if $(HUB_STATE),--state $(HUB_STATE),)
 
 hub: setup system-deps
-	$(BIN)/python -m helpers hub --roster $(ROSTER) --port $(PORT) $(HUB_STATE_FLAG)
+	$(BIN)/python -m helpers hub --roster $(or $(ROSTER),roster.csv) --port $(PORT) $(HUB_STATE_FLAG) \
+		$(if $(PUBLIC_URL),--public-url $(PUBLIC_URL),)
 
 hub-stop: setup
 	$(BIN)/python -m helpers hub-stop $(HUB_STATE_FLAG)

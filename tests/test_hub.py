@@ -52,7 +52,7 @@ from helpers.teacher.classroom import hub as hubmod
 from helpers.teacher.classroom import hub_accounts as accounts
 from helpers.teacher.classroom import hub_roster as hubroster
 from tests import classroom_kit as kit
-from tests import rehearsal
+from tests import hub_client, rehearsal
 from tests.test_browser import CHROMIUM, LAUNCH_ARGS
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -378,17 +378,9 @@ def _learner_works(browser, cls, learner: str) -> str:
         page.context.close()
 
 
-def _terminal(cls, user: str, command: str, check: bool = True) -> str:
-    """``command`` typed into a terminal of ``user``'s running server on the hub: the shell
-    the server's terminals run (the environment's configuration) with the server process's
-    own environment (read from /proc: the spawner's variables, JupyterHub's token and
-    prefix), in the user's home."""
-    hub = cls["hub"]
-    member = next(m for m in cls["members"] if m.id == user)
-    prefix = hub.teacher_env if member.role == "teacher" else hub.learner_env
-    config = prefix / "etc" / "jupyter" / "jupyter_server_config.d" / accounts.TERMINAL_CONFIG
-    shell = json.loads(config.read_text())["ServerApp"]["terminado_settings"]["shell_command"]
-    home = pwd.getpwnam(user).pw_dir
+def _token(user: str) -> str:
+    """The user's own token: its server's (``JUPYTERHUB_API_TOKEN``, as ``echo
+    $JUPYTERHUB_API_TOKEN`` shows it in the user's terminal), read from /proc."""
     found = subprocess.run(
         ["pgrep", "-n", "-u", user, "-f", "jupyterhub.singleuser"],
         capture_output=True,
@@ -398,19 +390,17 @@ def _terminal(cls, user: str, command: str, check: bool = True) -> str:
     assert found.returncode == 0, f"no server of {user} runs"
     raw = Path(f"/proc/{found.stdout.split()[0]}/environ").read_bytes()
     env = dict(item.split("=", 1) for item in raw.decode().split("\0") if "=" in item)
-    assert env["PATH"].startswith(hubmod.terminal_env(hub, member)["PATH"]), env["PATH"]
-    proc = subprocess.run(
-        [shutil.which("runuser") or "runuser", "-u", user, "--", *shell, "-i", "-c", command],
-        cwd=home,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-    out = proc.stdout + proc.stderr
+    return env["JUPYTERHUB_API_TOKEN"]
+
+
+def _terminal(cls, user: str, command: str, check: bool = True) -> str:
+    """``command`` typed into a real terminal of ``user``'s running server on the hub (opened
+    through the hub as JupyterLab opens one, with the user's token): what it printed."""
+    token = _token(user)
+    server = hub_client.server_url(cls["url"], user, token)
+    rc, out = hub_client.terminal(server, token, command)
     if check:
-        assert proc.returncode == 0, f"{user}$ {command}\n{out}"
+        assert rc == 0, f"{user}$ {command}\n(exit {rc})\n{out}"
     return out
 
 
@@ -489,6 +479,235 @@ def _can_read(user: str, *cmd: str) -> bool:
 
 
 @pytest.mark.skipif(bool(SKIP), reason=SKIP or "ready")
+def test_a_terminal_of_the_hub_finds_the_course(cls, browser):
+    """In a real terminal of each server (its login, then a terminal opened through the hub),
+    the commands of the docs find their environment: the teacher's ``python`` is the
+    teachers' environment's, with the course package; a learner's ``nbgrader`` is the
+    learner environment's."""
+    hub = cls["hub"]
+    for user in (TEACHER, PART):
+        _login(browser, cls, user).context.close()
+    said = _terminal(cls, TEACHER, "python -m helpers inbound list && command -v python")
+    assert said.split()[-1] == str(hub.teacher_env / "bin" / "python"), said
+    said = _terminal(cls, PART, "nbgrader --version && command -v nbgrader")
+    assert said.split()[-1] == str(hub.learner_env / "bin" / "nbgrader"), said
+
+
+# A fork bomb, bounded: children until fork fails (at most twice the limit), then killed.
+FORK_BOMB = (
+    "{python} -c $'import os, resource, time\\nkids = []\\ntry:\\n"
+    "    while len(kids) < {cap}:\\n        pid = os.fork()\\n        if pid == 0:\\n"
+    "            time.sleep(60)\\n            os._exit(0)\\n        kids.append(pid)\\n"
+    'except OSError as e:\\n    print("refused", e.errno)\\n'
+    'print("forked", len(kids))\\nfor k in kids:\\n    os.kill(k, 9)\\n'
+    "for k in kids:\\n    os.waitpid(k, 0)\\n'"
+)
+
+
+@pytest.mark.skipif(bool(SKIP), reason=SKIP or "ready")
+def test_a_learners_terminal_cannot_fork_past_its_limit(cls, browser):
+    """A learner's terminal on the hub (a real one, through the hub) has the per-account
+    task and memory limits, cannot raise them, and a fork bomb there stops at the limit;
+    the exchange's course folders are the teacher's before any learner logs in."""
+    hub = cls["hub"]
+    _login(browser, cls, WRONG).context.close()
+    said = _terminal(
+        cls, WRONG, FORK_BOMB.format(python=hub.learner_env / "bin" / "python", cap=2048)
+    )
+    print(f"\nfork bomb in a learner's terminal: {' '.join(said.split())}")
+    forked = int(re.search(r"forked (\d+)", said).group(1))
+    assert "refused 11" in said and forked < hubmod.LEARNER_TASKS, said
+    # the server and its terminals still work after it
+    assert _terminal(cls, WRONG, "echo alive").strip() == "alive"
+    said = _terminal(cls, WRONG, "ulimit -u; ulimit -v; ulimit -u 100000 || echo not raised")
+    tasks, memory = said.split("\n")[:2]
+    assert int(tasks) == hubmod.LEARNER_TASKS and int(memory) * 1024 == hubmod.LEARNER_MEMORY
+    assert "not raised" in said, said
+    for sub, mode in hubmod.COURSE_FOLDERS.items():
+        st = (hub.exchange / hub.course_id / sub).stat()
+        assert pwd.getpwuid(st.st_uid).pw_name == TEACHER, sub
+        assert stat.S_IMODE(st.st_mode) == mode, (sub, oct(st.st_mode))
+
+
+def test_a_squatted_exchange_folder_is_refused_by_name(tmp_path):
+    """``make hub`` makes the course's exchange folders the teacher's; one another account
+    made first is refused with its owner and the command that removes it."""
+    if os.geteuid() != 0:
+        pytest.skip("the hub runs as root")
+    hub = hubroster.Hub(tmp_path / "state", kit.REPO, "positional-encodings")
+    squatted = hub.exchange / hub.course_id / "inbound"
+    squatted.mkdir(parents=True)
+    os.chown(squatted, pwd.getpwnam("nobody").pw_uid, -1)
+    with pytest.raises(RuntimeError) as refused:
+        hubmod.exchange(hub, "root")
+    said = str(refused.value)
+    assert f"{squatted} was made by nobody" in said and f"rm -r '{squatted}'" in said, said
+    squatted.rmdir()
+    hubmod.exchange(hub, "root")
+    assert stat.S_IMODE(squatted.stat().st_mode) == hubmod.COURSE_FOLDERS["inbound"]
+
+
+# A learner's own page, served unauthenticated by the learner's own server
+# (``c.ServerApp.extra_static_paths``), that tries the teacher's session: it frames the
+# teacher's Formgrader, or opens the teacher's Lab in a popup, reads ``_xsrf`` from that
+# window's cookies and fetches the solutions, the gradebook and the Formgrader's API, and
+# writes a file into the teacher's home, from the page's own origin and from the teacher's.
+ATTACK_PAGE = """<!doctype html><html><body><script>
+const TEACHER = %(teacher)s, COURSE = %(course)s, TEACHER_ORIGIN = %(teacher_origin)s;
+const base = o => o + "/user/" + TEACHER + "/";
+const targets = [...new Set([location.origin, TEACHER_ORIGIN])];
+async function steal(win, origin, how) {
+  const xsrf = (win.document.cookie.match(/(?:^|; )_xsrf=([^;]+)/) || [])[1] || "";
+  const h = {"X-XSRFToken": decodeURIComponent(xsrf)};
+  const got = {};
+  const paths = {
+    solution: "api/contents/" + COURSE + "/source/01_order/01_order.ipynb?content=1",
+    gradebook: "api/contents/" + COURSE + "/gradebook.db?content=1&type=file&format=base64",
+    students: "formgrader/api/students",
+  };
+  for (const [k, p] of Object.entries(paths)) {
+    const r = await win.fetch(base(origin) + p, {headers: h, credentials: "include"});
+    got[k] = r.status + " " + (await r.text()).slice(0, 4000);
+  }
+  const put = await win.fetch(base(origin) + "api/contents/pwned-" + how + ".txt", {
+    method: "PUT", credentials: "include",
+    headers: Object.assign({"Content-Type": "application/json"}, h),
+    body: JSON.stringify({type: "file", format: "text", content: "pwned"})});
+  got.put = String(put.status);
+  return got;
+}
+function opened(make) {  // the window once loaded, or why it could not be read
+  return new Promise(resolve => {
+    const w = make(); const start = Date.now();
+    const poll = () => {
+      try {
+        if (w.document.readyState === "complete" && w.location.href.includes("/user/")) {
+          return resolve(w);
+        }
+      } catch (e) { return resolve("refused: " + e.name); }
+      if (Date.now() - start > 20000) return resolve("refused: timeout");
+      setTimeout(poll, 200);
+    };
+    poll();
+  });
+}
+(async () => {
+  const result = {};
+  for (const origin of targets) {
+    for (const how of ["frame", "popup"]) {
+      const key = how + " " + origin;
+      try {
+        let closeIt = () => {};
+        const w = await opened(() => {
+          if (how === "popup") {
+            const p = window.open(base(origin) + "lab", "_blank");
+            closeIt = () => p.close();
+            return p;
+          }
+          const f = document.createElement("iframe");
+          f.src = base(origin) + "formgrader/manage_assignments";
+          document.body.append(f);
+          closeIt = () => f.remove();
+          return f.contentWindow;
+        });
+        result[key] = typeof w === "string" ? w : await steal(w, origin, how);
+        closeIt();
+      } catch (e) {
+        result[key] = "refused: " + e;
+      }
+    }
+  }
+  window.__attack = result;
+})();
+</script></body></html>
+"""
+
+
+def _restart_through_the_hub(cls, user: str) -> None:
+    """Stop and start ``user``'s server with the user's own token (the hub's REST API), as
+    the learner can from its terminal (``$JUPYTERHUB_API_TOKEN``)."""
+    api = f"{cls['url']}/hub/api/users/{user}"
+    status, text = hub_client.request(f"{api}/tokens", _token(user), "POST", {"note": "mine"})
+    assert status in (200, 201), (status, text)
+    token = json.loads(text)["token"]
+    status, text = hub_client.request(f"{api}/server", token, "DELETE")
+    assert status in (202, 204), (status, text)
+    deadline = time.monotonic() + 120
+    while json.loads(hub_client.request(api, token)[1]).get("server"):
+        assert time.monotonic() < deadline, "the learner's server did not stop"
+        time.sleep(0.5)
+    status, text = hub_client.request(f"{api}/server", token, "POST")
+    assert status in (201, 202), (status, text)
+    while not json.loads(hub_client.request(api, token)[1]).get("server"):
+        assert time.monotonic() < deadline, "the learner's server did not start"
+        time.sleep(0.5)
+
+
+@pytest.mark.skipif(bool(SKIP), reason=SKIP or "ready")
+def test_a_learners_page_cannot_use_the_teachers_session(cls, browser):
+    """One origin per user: a page a learner serves from its own server, opened by the
+    teacher logged in to the hub, cannot read the teacher's files, gradebook or Formgrader
+    nor write into the teacher's home, neither by framing the teacher's Formgrader nor by
+    opening the teacher's Lab in a popup, from its own origin or the teacher's."""
+    hub, learner = cls["hub"], PART
+    teacher_page = _login(browser, cls, TEACHER)
+    _login(browser, cls, learner).context.close()
+    home = Path(pwd.getpwnam(learner).pw_dir)
+    teacher_server = hub_client.server_url(cls["url"], TEACHER, _token(TEACHER))
+    teacher_origin = teacher_server.split("/user/")[0] if "://" in teacher_server else ""
+    page = ATTACK_PAGE % {
+        "teacher": json.dumps(TEACHER),
+        "course": json.dumps(hub.course_id),
+        "teacher_origin": json.dumps(teacher_origin or cls["url"]),
+    }
+    script = (
+        "mkdir -p ~/.jupyter ~/pages && cat > ~/pages/notes.html && "
+        "echo 'c.ServerApp.extra_static_paths = [\"'$HOME/pages'\"]' "
+        "> ~/.jupyter/jupyter_server_config.py"
+    )
+    subprocess.run(
+        ["runuser", "-u", learner, "--", "sh", "-c", script],
+        input=page,
+        text=True,
+        cwd=home,
+        check=True,
+    )
+    try:
+        _restart_through_the_hub(cls, learner)
+        served = hub_client.server_url(cls["url"], learner, _token(learner)) + "static/notes.html"
+        if "://" not in served:
+            served = cls["url"] + served
+        status, _ = hub_client.request(served, "")
+        assert status == 200, f"the learner's page is not served at {served}: {status}"
+        teacher_page.goto(served)
+        teacher_page.wait_for_function("() => window.__attack", timeout=120_000)
+        result = teacher_page.evaluate("() => window.__attack")
+        _shot(teacher_page, "0-attack")
+    finally:
+        teacher_page.context.close()
+        (home / ".jupyter" / "jupyter_server_config.py").unlink(missing_ok=True)
+        _restart_through_the_hub(cls, learner)
+    print("\nthe learner's page, opened by the teacher:\n" + json.dumps(result, indent=1)[:6000])
+    teacher_home = Path(pwd.getpwnam(TEACHER).pw_dir)
+    written = sorted(p.name for p in teacher_home.glob("pwned-*"))
+    # what each answer holds when the read worked (a login page in its place is no theft)
+    markers = {
+        "solution": lambda v: "BEGIN SOLUTION" in v,
+        "gradebook": lambda v: "U1FMaXRlIGZvcm1hdCAz" in v,  # base64 of "SQLite format 3"
+        "students": lambda v: v.startswith("200 ["),
+    }
+    stolen = {
+        key: [k for k, check in markers.items() if check(got.get(k, ""))]
+        for key, got in result.items()
+        if isinstance(got, dict)
+    }
+    assert written == [], f"the learner's page wrote into the teacher's home: {written}"
+    assert not any(stolen.values()), f"the learner's page read the teacher's: {stolen}"
+    assert "BEGIN SOLUTION" not in json.dumps(result)
+    assert len(result) >= 2, result
+
+
+@pytest.mark.skipif(bool(SKIP), reason=SKIP or "ready")
 def test_a_class_on_the_hub(cls, browser):
     hub, nb = cls["hub"], _released_notebook()
     course = hub.course_dir(TEACHER)
@@ -504,6 +723,19 @@ def test_a_class_on_the_hub(cls, browser):
         _modal_ok(page, f"Successfully released '{ASSIGNMENT}'")
         page.wait_for_load_state("networkidle")
         _shot(page, "1-teacher-released")
+        # the assignment's name (its source) and Preview (the release) open the folder in
+        # the teacher's Lab, in a tab of their own
+        for column, folder in (("name", "source"), ("preview", "release")):
+            with page.expect_popup() as popup:
+                row.locator(f"td.{column} a").first.click()
+            opened = popup.value
+            opened.set_default_timeout(TIMEOUT_MS)
+            opened.locator(".jp-DirListing-item", has_text=f"{ASSIGNMENT}.ipynb").first.wait_for()
+            where = opened.locator(".jp-BreadCrumbs").inner_text()
+            assert folder in where and ASSIGNMENT in where, (opened.url, where)
+            assert f"/user/{TEACHER}/lab/tree/" in opened.url, opened.url
+            _shot(opened, f"1-teacher-{folder}-link")
+            opened.close()
         page.context.close()
 
     verdicts = {}
@@ -518,6 +750,9 @@ def test_a_class_on_the_hub(cls, browser):
         fetched = home / "t" / hub.course_id / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
         assert fetched.is_file(), said
         shutil.rmtree(home / "t")
+        # and submitted again from inside the course's folder, where the terminal often is
+        said = _terminal(cls, PART, f"cd ~/{hub.course_id} && nbgrader submit {ASSIGNMENT}")
+        assert "Submitted as" in said, said
 
     functions = [g.removeprefix("answer_") for g in _answers(RIGHT)]
     for learner, verdict in verdicts.items():
@@ -759,3 +994,33 @@ def test_the_hub_refuses_a_course_learners_can_read():
         assert hubmod.exposed(hub, members) == []
     finally:
         shutil.rmtree(top, ignore_errors=True)
+
+
+def test_hub_commands_name_a_wrong_folder_or_roster(tmp_path):
+    """``hub-stop`` with a folder where no hub runs, or none at all, says so and exits
+    non-zero; ``hub`` with a roster that does not exist names it in one line; ``make hub``
+    without ROSTER reads roster.csv."""
+    python = str(Path(kit.REPO) / ".venv" / "bin" / "python")
+
+    def run(*args):
+        proc = subprocess.run(
+            [python, "-m", "helpers", *args],
+            cwd=kit.REPO,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return proc.returncode, proc.stdout + proc.stderr
+
+    rc, said = run("hub-stop", "--state", str(tmp_path / "mistyped"))
+    assert rc != 0 and f"no hub folder at {tmp_path / 'mistyped'}" in said, (rc, said)
+    (tmp_path / "stopped" / "hub").mkdir(parents=True)
+    rc, said = run("hub-stop", "--state", str(tmp_path / "stopped"))
+    assert rc != 0 and f"no hub runs for {tmp_path / 'stopped'}" in said, (rc, said)
+    rc, said = run("hub", "--roster", str(tmp_path / "missing.csv"))
+    assert rc != 0 and len(said.strip().splitlines()) == 1, (rc, said)
+    assert f"roster {tmp_path / 'missing.csv'} does not exist" in said and "Traceback" not in said
+    dry = subprocess.run(
+        ["make", "-n", "hub"], cwd=kit.REPO, capture_output=True, text=True, check=True
+    )
+    assert "--roster roster.csv" in dry.stdout, dry.stdout

@@ -262,3 +262,16 @@ def test_api_answers_get_scores_after_the_penalty():
     assert got == [2.75, 3.75]
     grades = [{"id": "g", "score": 1.0}]  # a cell's grade is not a learner's total: kept
     assert rewritten("/formgrader/api/grades", grades) == [1.0]
+
+
+def test_formgrader_links_open_in_the_servers_lab():
+    """nbgrader's utils.js (``linkTo``) links a folder, in a window of its own, to
+    ``/tree/<path>`` of the host (``/hub/tree/...`` on a hub: 404): the course's transform
+    makes it this server's ``<base>/lab/tree/<path>``."""
+    import nbgrader
+
+    script = Path(nbgrader.__file__).parent / "server_extensions/formgrader/static/js/utils.js"
+    text = script.read_bytes()
+    assert pages._LINK_HREF in text, "nbgrader's linkTo changed: check the course's rewrite"
+    rewritten = pages._links_into_lab(text)
+    assert pages._LINK_HREF not in rewritten and pages._LAB_HREF in rewritten

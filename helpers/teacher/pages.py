@@ -177,6 +177,18 @@ def formgrader_csp(page: str) -> str:
     )
 
 
+# nbgrader's links to an assignment's folder and to its Preview (``linkTo`` of its
+# utils.js) point, in a window of their own, at ``/tree/<path>`` of the host: outside the
+# server on a hub (``/hub/tree/...``, 404). They open the path in this server's JupyterLab.
+LINKS_SCRIPT = "/formgrader/static/js/utils.js"
+_LINK_HREF = b'.attr("href", prefix + path)'
+_LAB_HREF = b'.attr("href", location.pathname.split("/formgrader")[0] + "/lab/tree/" + path)'
+
+
+def _links_into_lab(chunk: bytes) -> bytes:
+    return chunk.replace(_LINK_HREF, _LAB_HREF)
+
+
 def _transform_class(settings: dict | None = None):
     """The transform of every response (``settings``: the server's, where nbgrader keeps
     its gradebook's URL; without them, the policy only)."""
@@ -208,6 +220,9 @@ def _transform_class(settings: dict | None = None):
                 request.headers.pop("If-None-Match", None)
 
         def transform_first_chunk(self, status_code, headers, chunk, finishing):
+            if status_code == 200 and self.path.endswith(LINKS_SCRIPT):
+                chunk = _links_into_lab(chunk)
+                headers["Content-Length"] = str(len(chunk))
             if self.formgrader:
                 if finishing and status_code == 200 and settings is not None:
                     chunk = _after_penalty(self.path, headers, chunk, settings)
@@ -519,9 +534,7 @@ def _render_off_the_loop() -> None:
             "student": student_id,
             "last_name": submission.student.last_name,
             "first_name": submission.student.first_name,
-            "notebook_path": self.url_prefix
-            + "/"
-            + os.path.relpath(filename, self.coursedir.root),
+            "notebook_path": self.url_prefix + "/" + os.path.relpath(filename, self.coursedir.root),
         }
         if not os.path.exists(filename):
             resources["filename"] = filename

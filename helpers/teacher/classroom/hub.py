@@ -35,16 +35,20 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterable
 from pathlib import Path
 
+from helpers.teacher.classroom.exchange import INBOUND_MODE
 from helpers.teacher.classroom.hub_accounts import (
     account_ids,
     create_accounts,
@@ -67,6 +71,13 @@ ROOT = Path(__file__).resolve().parents[3]
 PROXY_DIR = ".proxy"  # npm's prefix, in the course: .proxy/node_modules/.bin/...
 PROXY_PACKAGE = "configurable-http-proxy"
 DEFAULT_PORT = 8000
+# Each learner's account on the hub, its server and everything it starts (kernels,
+# terminals, their children): at most this many tasks (processes and threads, RLIMIT_NPROC,
+# counted for the account as a whole), each process at most this much address space
+# (RLIMIT_AS). A fork bomb in a learner's terminal stops at the first; the course's
+# notebooks need a few dozen tasks and well under 1 GiB.
+LEARNER_TASKS = 512
+LEARNER_MEMORY = 8 << 30
 START_TIMEOUT_S = 120
 
 
@@ -114,12 +125,29 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def settings(hub: Hub, members: list[Member], port: int) -> dict:
+def public_url(port: int, url: str | None = None) -> str:
+    """The hub's address as browsers reach it: ``url`` (a school's ``https://hub.school.org``,
+    with a wildcard DNS record and certificate for ``*.hub.school.org``), else
+    ``http://localhost:<port>`` (every ``<user>.localhost`` is this machine's loopback for
+    Chromium and Firefox)."""
+    found = (url or f"http://localhost:{port}").rstrip("/")
+    parts = urllib.parse.urlsplit(found)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path:
+        raise ValueError(
+            f"--public-url {url!r}: give the hub's address as scheme://host[:port] with no "
+            "path (https://hub.school.org); each user's server is then at "
+            "https://<user>.hub.school.org"
+        )
+    return found
+
+
+def settings(hub: Hub, members: list[Member], port: int, url: str | None = None) -> dict:
     """What the hub's ``jupyterhub_config.py`` is made from (JSON-able)."""
     cid = hub.course_id
     graders = teachers(members)
     return {
         "port": port,
+        "public_url": public_url(port, url),
         "hub_port": _free_port(),
         "proxy_api_port": _free_port(),
         "proxy": str(proxy_command(hub.course)),
@@ -132,6 +160,7 @@ def settings(hub: Hub, members: list[Member], port: int) -> dict:
         "exchange": str(hub.exchange),
         "course_dirs": {t: str(hub.course_dir(t)) for t in graders},
         "environments": {m.id: terminal_env(hub, m) for m in members},
+        "limits": {"tasks": LEARNER_TASKS, "memory": LEARNER_MEMORY},
     }
 
 
@@ -158,10 +187,18 @@ each start from the roster)."""
 import json
 import os
 
+from jupyterhub.utils import subdomain_hook_idna
+
 S = json.loads({settings!r})
 c = get_config()  # noqa: F821
 
 c.JupyterHub.bind_url = f"http://127.0.0.1:{{S['port']}}"
+# One origin per user: each server at <user>.<host> (subdomains of the hub's address), so a
+# page a learner's server sends can never read the teacher's server with the teacher's
+# cookies (frames, popups, fetch: the browser keeps origins apart).
+c.JupyterHub.subdomain_host = S["public_url"]
+# (the function: the "idna" shortcut fails in JupyterHub 6.1, "str object is not callable")
+c.JupyterHub.subdomain_hook = subdomain_hook_idna
 c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{{S['hub_port']}}"
 c.JupyterHub.db_url = "sqlite:///" + os.path.join(S["hub_dir"], "jupyterhub.sqlite")
 c.JupyterHub.cookie_secret_file = os.path.join(S["hub_dir"], "jupyterhub_cookie_secret")
@@ -193,8 +230,30 @@ c.JupyterHub.load_roles = [
     }},
 ]
 
-# One local process per user, as that user, on 127.0.0.1.
-c.JupyterHub.spawner_class = "localprocess"
+# One local process per user, as that user, on 127.0.0.1; a learner's with limits on tasks
+# and memory that the account cannot raise (set as root before the server becomes the
+# user; its kernels and terminals inherit them).
+import resource  # noqa: E402
+
+from jupyterhub.spawner import LocalProcessSpawner  # noqa: E402
+
+
+class CourseSpawner(LocalProcessSpawner):
+    def make_preexec_fn(self, name):
+        become_user = super().make_preexec_fn(name)
+        if name not in S["learners"]:
+            return become_user
+        tasks, memory = S["limits"]["tasks"], S["limits"]["memory"]
+
+        def preexec():
+            resource.setrlimit(resource.RLIMIT_NPROC, (tasks, tasks))
+            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+            become_user()
+
+        return preexec
+
+
+c.JupyterHub.spawner_class = CourseSpawner
 c.Spawner.ip = "127.0.0.1"
 c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 120
@@ -216,10 +275,10 @@ c.Spawner.pre_spawn_hook = pre_spawn_hook
 '''
 
 
-def write_config(hub: Hub, members: list[Member], port: int) -> Path:
+def write_config(hub: Hub, members: list[Member], port: int, url: str | None = None) -> Path:
     hub.hub_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(hub.hub_dir, 0o700)
-    values = settings(hub, members, port)
+    values = settings(hub, members, port, url)
     hub.config.write_text(
         CONFIG_TEMPLATE.format(course_id=hub.course_id, settings=json.dumps(values)),
         encoding="utf-8",
@@ -227,12 +286,50 @@ def write_config(hub: Hub, members: list[Member], port: int) -> Path:
     return hub.config
 
 
-def exchange(hub: Hub) -> Path:
+# The course's folders of the exchange as nbgrader's release and release_feedback make
+# them (the course's release: a sticky inbound), owned by the first teacher.
+COURSE_FOLDERS = {
+    "": 0o755,
+    "outbound": 0o755,
+    "inbound": INBOUND_MODE,
+    "feedback": 0o711,
+}
+
+
+def exchange(hub: Hub, teacher: str) -> Path:
     """The exchange folder, writable by everyone as nbgrader's learner side requires, with
-    the sticky bit (``1777``, as ``/tmp``): no account removes or renames another's."""
+    the sticky bit (``1777``, as ``/tmp``): no account removes or renames another's. The
+    course's own folders in it are made here, the teacher's, before any learner can make
+    them (a learner's ``inbound`` would block every release: "You don't own the
+    directory"); one that another account made is refused by name, with its owner."""
     hub.exchange.mkdir(parents=True, exist_ok=True)
     os.chmod(hub.exchange, 0o1777)
+    account = pwd.getpwnam(teacher)
+    for sub, mode in COURSE_FOLDERS.items():
+        folder = hub.exchange / hub.course_id / sub
+        try:
+            os.mkdir(folder)
+        except FileExistsError:
+            st = os.lstat(folder)
+            if not stat.S_ISDIR(st.st_mode) or st.st_uid != account.pw_uid:
+                owner = _account_name(st.st_uid)
+                raise RuntimeError(
+                    f"{folder} was made by {owner}, not by the teacher {teacher}: a learner's "
+                    f"folder there blocks every release; look at what it holds, then remove "
+                    f"it (`rm -r '{folder}'`) and run `make hub` again"
+                ) from None
+            os.chmod(folder, mode)
+            continue
+        os.chown(folder, account.pw_uid, account.pw_gid)
+        os.chmod(folder, mode)
     return hub.exchange
+
+
+def _account_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
 
 
 # What a learner must never read, in the course the hub is started from.
@@ -299,9 +396,12 @@ def start(
     port: int = DEFAULT_PORT,
     ids: Iterable[str] | None = None,
     timeout: float = START_TIMEOUT_S,
+    url: str | None = None,
 ) -> str:
-    """Set up everything (idempotent) and start JupyterHub in the background; its URL."""
+    """Set up everything (idempotent) and start JupyterHub in the background; its public
+    URL (``public_url``)."""
     require_root("the course's hub")
+    public = public_url(port, url)
     if running_pid(hub):
         raise RuntimeError(f"the hub of {hub.state} runs already at {hub.url()}: hub-stop first")
     refuse_exposed(hub, members)
@@ -309,12 +409,12 @@ def start(
         install_proxy(hub.course)
     create_accounts(hub, members)
     refuse_exposed(hub, members)  # the accounts as they now are (their groups)
-    exchange(hub)
+    exchange(hub, teachers(members)[0])
     for teacher in teachers(members):
         teacher_course(hub, teacher, ids)
     teacher_environment(hub, teachers(members)[0])
     learner_environment(hub)
-    write_config(hub, members, port)
+    write_config(hub, members, port, public)
     log = open(hub.log, "a", encoding="utf-8")  # noqa: SIM115  (the hub's, kept open by it)
     env = dict(os.environ)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
@@ -327,11 +427,10 @@ def start(
         start_new_session=True,
     )
     log.close()
-    url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + timeout
     while True:
         try:
-            with urllib.request.urlopen(f"{url}/hub/health", timeout=2):
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/hub/health", timeout=2):
                 break
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
@@ -340,8 +439,25 @@ def start(
                 tail = hub.log.read_text(encoding="utf-8", errors="replace")[-4000:]
                 raise RuntimeError(f"JupyterHub did not start (log {hub.log}):\n{tail}") from None
             time.sleep(0.2)
-    hub.address.write_text(url + "\n", encoding="utf-8")
-    return url
+    hub.address.write_text(public + "\n", encoding="utf-8")
+    return public
+
+
+def running_states() -> list[Path]:
+    """The folders of the hubs of this machine that run (their JupyterHub processes'
+    ``-f <state>/hub/jupyterhub_config.py``)."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if not any(a.endswith(b"/jupyterhub") for a in argv[:2]) or b"-f" not in argv[:-1]:
+            continue
+        config = Path(os.fsdecode(argv[argv.index(b"-f") + 1]))
+        if config.name == "jupyterhub_config.py" and config.parent.name == "hub":
+            found.append(config.parent.parent)
+    return sorted(set(found))
 
 
 def stop(hub: Hub, timeout: float = 60) -> bool:
@@ -375,6 +491,12 @@ def add_commands(sub) -> None:
     start_p = sub.add_parser("hub", help="a JupyterHub for the class of a roster (root)")
     start_p.add_argument("--roster", type=Path, required=True, help="roster CSV")
     start_p.add_argument("--port", type=int, default=DEFAULT_PORT, help="on 127.0.0.1")
+    start_p.add_argument(
+        "--public-url",
+        default=None,
+        help="the hub's address for browsers (default http://localhost:PORT); each user's "
+        "server is at <user>.<its host>",
+    )
     stop_p = sub.add_parser("hub-stop", help="stop the course's JupyterHub")
     for p in (start_p, stop_p):
         p.add_argument("--state", type=Path, default=None, help="the hub's folder (/srv/<course>)")
@@ -385,10 +507,26 @@ def run_command(args) -> int:
     try:
         hub = hub_for(args.state, args.course)
         if args.command == "hub-stop":
-            print("hub stopped" if stop(hub) else f"no hub runs for {hub.state}")
-            return 0
+            if stop(hub):
+                print(f"hub of {hub.state} stopped")
+                return 0
+            others = [state for state in running_states() if state != hub.state]
+            where = (
+                f"no hub folder at {hub.state}"
+                if not hub.hub_dir.is_dir()
+                else f"no hub runs for {hub.state}"
+            )
+            hint = (
+                "; a hub of this machine runs for "
+                + ", ".join(str(o) for o in others)
+                + f": make hub-stop HUB_STATE={others[0]}"
+                if others
+                else "; give the folder `make hub` was started with: make hub-stop HUB_STATE=..."
+            )
+            print(f"hub-stop: {where}{hint}", file=sys.stderr)
+            return 1
         members = read_roster(args.roster)
-        url = start(hub, members, args.port)
+        url = start(hub, members, args.port, url=args.public_url)
     except (ValueError, RuntimeError) as exc:
         print(f"{args.command}: {exc}", file=sys.stderr)
         return 2

@@ -301,17 +301,20 @@ LAB_OVERRIDES = {
 # reads /etc/profile and so loses the environment's PATH: `python -m helpers ...` and
 # `nbgrader fetch_assignment ...` as the docs write them would not find the environment.
 # An interactive shell keeps the server's environment (its PATH, the course, the exchange).
+# The setting is the server's own configuration file (``etc/jupyter/jupyter_server_config
+# .json`` of the environment, on every server's config path): a ``jupyter_server_config.d/``
+# file is read for its ``jpserver_extensions`` alone.
 TERMINAL_SHELL = ["/bin/bash"]
-TERMINAL_CONFIG = "zz-pe-course-terminal.json"
+SERVER_CONFIG = "jupyter_server_config.json"
 
 
 def _terminal_config(env: Path) -> None:
-    folder = env / "etc" / "jupyter" / "jupyter_server_config.d"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / TERMINAL_CONFIG).write_text(
-        json.dumps({"ServerApp": {"terminado_settings": {"shell_command": TERMINAL_SHELL}}}),
-        encoding="utf-8",
-    )
+    path = env / "etc" / "jupyter" / SERVER_CONFIG
+    path.parent.mkdir(parents=True, exist_ok=True)
+    found = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    server = found.setdefault("ServerApp", {})
+    server.setdefault("terminado_settings", {})["shell_command"] = TERMINAL_SHELL
+    path.write_text(json.dumps(found, indent=2), encoding="utf-8")
 
 
 def _lab_overrides(env: Path) -> None:
@@ -368,9 +371,15 @@ def _learner_config(hub: Hub, env: Path) -> None:
     (etc / "jupyter_server_config.d").mkdir(parents=True, exist_ok=True)
     (etc / "nbgrader_config.py").write_text(
         "# nbgrader of the learners on the course's hub (written by `python -m helpers hub`).\n"
+        "import os\n\n"
         "c = get_config()  # noqa: F821\n"
         f"c.Exchange.root = {str(hub.exchange)!r}\n"
-        "c.Exchange.path_includes_course = True\n"
+        "# From the home (the server's folder, the Assignments tab) an assignment is\n"
+        "# <course>/<id>; inside ~/<course>, where a learner's terminal often is, it is <id>:\n"
+        "# `nbgrader fetch_assignment`, `submit` and `fetch_feedback` work from both.\n"
+        "c.Exchange.path_includes_course = os.path.realpath(os.getcwd()) != os.path.realpath(\n"
+        f"    os.path.join(os.path.expanduser('~'), {hub.course_id!r})\n"
+        ")\n"
         "# the course of `nbgrader fetch_assignment 06_rope` typed in a terminal\n"
         f"c.CourseDirectory.course_id = {hub.course_id!r}\n"
         "# The courses of a learner are their hub groups nbgrader-<course> (and formgrade-).\n"

@@ -41,6 +41,11 @@ def read_roster(path: str | os.PathLike) -> list[Member]:
     """The members of a roster CSV (header ``student_id,name,email,lms_id,section[,role]``,
     the roster of ``grades --format``; ``id`` may stand for ``student_id``)."""
     path = Path(path)
+    if not path.is_file():
+        raise ValueError(
+            f"roster {path} does not exist: give the class's roster CSV "
+            f"(make hub ROSTER=roster.csv; header {','.join(ROSTER_FIELDS)},role)"
+        )
     with open(path, newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
         header = [h.strip() for h in (reader.fieldnames or [])]
@@ -141,7 +146,8 @@ class Hub:
         return Path(pwd.getpwnam(teacher).pw_dir) / self.course_id
 
     def url(self) -> str:
-        """The hub's address, once started (``http://127.0.0.1:<port>``)."""
+        """The hub's address for browsers, once started (``http://localhost:<port>``; each user's
+        server at ``<user>.localhost``)."""
         return self.address.read_text(encoding="utf-8").strip()
 
 
