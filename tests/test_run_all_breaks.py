@@ -152,3 +152,16 @@ def test_an_endless_loop_the_learner_interrupts_does_not_stop_run_all(tmp_path):
     assert f"your `alibi_attention` ({_exercise(name)}) was interrupted while it ran" in said, said
     row = next(line for line in by_id["self_check"].splitlines() if line.split()[:1] == [name])
     assert "FAILED" in row, by_id["self_check"]
+
+
+@pytest.mark.slow
+def test_the_korean_notebook_says_it_in_korean(tmp_path):
+    """07_alibi_ko with the same typo: the teaching cells and the self-check speak Korean."""
+    nb, name, _ = _learner("07_alibi_ko", tmp_path, "name")
+    _run(nb, tmp_path)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    said = " ".join(" ".join(_text(c) for c in code[:-1]).split())
+    number = exercises.load()[name]["exercise"]
+    assert f"여러분의 `{name}`(연습 문제 {number}: `{name}`) 함수에서 NameError" in said, said
+    table = " ".join(_text(code[-1]).split())
+    assert "자가 점검" in table and f"연습 문제 {number}: `{name}`" in table, table
