@@ -331,6 +331,8 @@ def _post_run_cell(result) -> None:
         _STATE["failed"][name] = dataclasses.replace(failed, count=result.execution_count)
     elif error is None and not _STATE.get("carried"):  # a test that passes now
         _STATE["failed"].pop(name, None)
+        if name and _STATE.get("carrying") and _is_test_cell():
+            print(tr("[this test of {name} passed.]", name=name))  # not "not run"
     if error is None:
         return
     _STATE["stop"] = Stop(
