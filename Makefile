@@ -32,12 +32,31 @@ DB_FLAG = $(if $(DB),--db $(DB),)
 
 # An editable install leaves out the package's data files: the kernels' configuration
 # (etc/ipython/, helpers.fresh_kernel) is copied into the environment as the wheel installs it.
-$(STAMP): pyproject.toml etc/ipython/ipython_kernel_config.py
+# `make lab` installs what a learner needs (`pip install -e .`, LEARNER_STAMP); `make setup`
+# (and every teacher's or developer's target: test, hub, autograde, ...) adds the extras:
+# dev (the suite's tools), cluster (Dask, PostgreSQL) and hub (JupyterHub).
+LEARNER_STAMP := $(VENV)/.installed-learner
+INSTALL_DEPS := pyproject.toml etc/ipython/ipython_kernel_config.py
+define newline
+
+
+endef
+define install
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --upgrade --quiet pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,cluster,hub]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '$(1)'
 	install -D -m 644 etc/ipython/ipython_kernel_config.py $(VENV)/etc/ipython/ipython_kernel_config.py
-	touch $(STAMP)
+endef
+
+$(STAMP): $(INSTALL_DEPS)
+	$(call install,.[dev,cluster,hub])
+	touch $(LEARNER_STAMP) $(STAMP)
+
+# A full install (make setup) newer than its inputs has the learner's too: nothing to install.
+$(LEARNER_STAMP): $(INSTALL_DEPS)
+	test -f $(STAMP) && test $(STAMP) -nt pyproject.toml \
+		&& test $(STAMP) -nt etc/ipython/ipython_kernel_config.py \
+		|| { $(strip $(subst $(newline), && ,$(call install,.))); }
+	touch $(LEARNER_STAMP)
 
 setup: $(STAMP)
 
@@ -51,8 +70,13 @@ system-deps:
 COURSE_LANG := $(if $(filter ko ko_%,$(LANG)),ko,en)
 FIRST := $(firstword $(IDS))$(if $(filter ko,$(COURSE_LANG)),_ko,)
 
-lab: setup
+# `make lab PORT=8890`: on that port (without PORT: 8888 or the next free one). The URL it
+# prints opens notebook 01 (default_url), with or without a browser.
+PORT_FLAGS = $(if $(filter command line environment,$(origin PORT)),--ServerApp.port=$(PORT) --ServerApp.port_retries=0,)
+
+lab: $(LEARNER_STAMP)
 	$(if $(filter ko,$(LANG)),LANG=C.UTF-8 ,)$(BIN)/jupyter lab --notebook-dir=notebooks $(ROOT_FLAG) \
+		--LabApp.default_url=/lab/tree/$(FIRST)/$(FIRST).ipynb $(PORT_FLAGS) \
 		notebooks/$(FIRST)/$(FIRST).ipynb
 
 # The suite on every core (pytest-xdist, one worker per core); tests that share an expensive

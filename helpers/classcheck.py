@@ -347,6 +347,17 @@ def kind_of(name: str, path: Path = DATA) -> str | None:
     return next((f["kind"] for fs in notebooks for f in fs if f["name"] == name), None)
 
 
+def section_of(name: str, path: Path = DATA) -> str | None:
+    """Where the notebook teaches the graded function ``name`` ("Exercise 3: `alibi_attention`"),
+    in the current language, or None."""
+    try:
+        notebooks = load(path)["notebooks"].values()
+    except (OSError, ValueError, KeyError):
+        return None
+    found = next((f for fs in notebooks for f in fs if f["name"] == name), None)
+    return (_text(found, "section") or None) if found is not None else None
+
+
 def wrong_now(name: str, calls, path: Path = DATA, tools: tuple | None = None) -> str | None:
     """What ``name`` gets wrong now on the calls a visible test made to it (``(function,
     args, kwargs)``), where a public case of ``name`` has those very arguments: the learner

@@ -133,5 +133,20 @@ def _type_note(name: str, value) -> str | None:
     return None
 
 
+def _section(name: str) -> str | None:
+    """The exercise that teaches ``name`` ("Exercise 3: `alibi_attention`"), in the current
+    language: ``exercises.json`` where the checks are installed, else the classroom checks."""
+    if helpers.has_teacher():
+        from helpers.teacher import exercises
+        from helpers.teacher.verdict import section_text
+
+        section = exercises.load().get(name, {}).get("section")
+        return section_text(section) if section else None
+    from helpers import classcheck
+
+    return classcheck.section_of(name) if classcheck.available() else None
+
+
 session.judge_callees_with(_judge_callee)
+session.sections_with(_section)
 session.note_types_with(_type_note)

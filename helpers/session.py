@@ -47,8 +47,15 @@ __all__ = [
     "start",
 ]
 
-# The names a stopped cell did not get to assign (they are explained, not reported as typos).
+# The names a stopped cell did not get to assign (they are explained, not reported as typos),
+# with the error that stopped it when the learner's function raised one.
 _UNSET: dict[str, str] = {}
+_UNSET_ERROR: dict[str, str] = {}
+# The learner's functions: the name each answer cell defined -> the file its code is in.
+_LEARNER: dict[str, str] = {}
+# The learner's functions that returned while the running cell ran, each with the last
+# value it returned (``_returned_to``).
+_CALLED: dict[str, object] = {}
 _GUARD = "__pe_carry_on__"
 _GO = "__pe_go__"  # False once a statement of the running cell was carried past
 _RESULT = "__pe_result__"
@@ -160,6 +167,7 @@ def start() -> None:
             _watch(shell)
         return
     if not any(isinstance(t, CarryOn) for t in shell.ast_transformers):
+        _STATE["carrying"] = True
         shell.ast_transformers.append(CarryOn())
         shell.user_ns[_GUARD] = sys.modules[__name__]
         shell.input_transformers_post.append(_syntax_checked)
@@ -200,11 +208,14 @@ def _pre_run_cell(info) -> None:
         source=info.raw_cell or "",
         carried=False,
     )
+    _CALLED.clear()
     name = _tested_name(_STATE["source"])
     if name:
         _record_callees(name, _user_ns())
     if _is_answer_cell():
         _limit_answer_cell()
+    elif not _is_test_cell():
+        _watch_returns(_user_ns())
 
 
 def _user_ns() -> dict:
@@ -263,6 +274,41 @@ def _recorder(function, calls: list):
     return recorded
 
 
+def _watch_returns(namespace) -> None:
+    """While a teaching cell runs (a plot, a measurement, an explorer), the learner's functions
+    say when they returned: an error after that may come from what they returned."""
+    if not _STATE.get("carrying"):
+        return
+    watched = {}
+    for name, filename in _LEARNER.items():
+        function = namespace.get(name)
+        if inspect.isfunction(function) and function.__code__.co_filename == filename:
+            watched[name] = (_returned_to(name, function), function)
+    for name, (wrapper, _) in watched.items():
+        namespace[name] = wrapper
+    _STATE["watched"] = watched
+
+
+def _returned_to(name: str, function):
+    """``function``, noting in ``_CALLED`` that it returned (``_watch_returns``)."""
+
+    @functools.wraps(function)
+    def watched(*args, **kwargs):
+        __tracebackhide__ = True  # IPython leaves this frame out
+        value = function(*args, **kwargs)
+        _CALLED[name] = value
+        return value
+
+    return watched
+
+
+def _stop_watching() -> None:
+    namespace = _user_ns()
+    for name, (wrapper, function) in _STATE.pop("watched", {}).items():
+        if namespace.get(name) is wrapper:
+            namespace[name] = function
+
+
 def _stop_recording() -> None:
     """The test ran: its callees are the learner's own functions again."""
     _, wrappers = _STATE["recording"]
@@ -276,6 +322,7 @@ def _stop_recording() -> None:
 
 def _post_run_cell(result) -> None:
     _stop_recording()
+    _stop_watching()
     _unlimit_answer_cell()
     error = result.error_in_exec or result.error_before_exec
     name = _tested_name(_STATE["source"]) or ""
@@ -284,6 +331,8 @@ def _post_run_cell(result) -> None:
         _STATE["failed"][name] = dataclasses.replace(failed, count=result.execution_count)
     elif error is None and not _STATE.get("carried"):  # a test that passes now
         _STATE["failed"].pop(name, None)
+        if name and _STATE.get("carrying") and _is_test_cell():
+            print(tr("[this test of {name} passed.]", name=name))  # not "not run"
     if error is None:
         return
     _STATE["stop"] = Stop(
@@ -433,12 +482,7 @@ def broken_lines() -> list[str]:
 def broken_cell(exc: BaseException, assigned: list[str]) -> None:
     """An answer cell failed: show the error as usual, say the notebook goes on, and
     remember the names it did not define (they are removed: half done at best)."""
-    try:
-        shell = get_ipython()
-    except NameError:  # pragma: no cover - only IPython installs the guard
-        shell = None
-    if shell is not None:
-        shell.showtraceback()
+    _show(exc)
     _broke(_said(exc), assigned)
 
 
@@ -525,14 +569,88 @@ def syntax_error(source: str, names: list[str]) -> None:
 
 def _carries(exc: BaseException) -> bool:
     """Whether a cell may carry on past ``exc``: an unwritten exercise or its aftermath, a
-    failed assert, or any error of a visible test."""
+    failed assert, any error of a visible test, or, in any other cell, an error of the
+    learner's function (raised inside it, interrupted there, or met after it returned)."""
+    if not isinstance(exc, Exception):
+        return isinstance(exc, KeyboardInterrupt) and bool(_learner_frames(exc))
     if isinstance(exc, NotImplementedError):
         return True
     if isinstance(exc, NameError) and getattr(exc, "name", None) in _UNSET:
         return True
-    if isinstance(exc, Exception) and _is_answer_cell():
+    if _is_answer_cell():
         return True
-    return isinstance(exc, AssertionError) or (isinstance(exc, Exception) and _is_test_cell())
+    if isinstance(exc, AssertionError) or _is_test_cell():
+        return True
+    return _learner_s(exc) is not None
+
+
+def _learner_frames(exc: BaseException) -> list[str]:
+    """The learner's functions the traceback of ``exc`` goes through, outermost first."""
+    files = set(_LEARNER.values())
+    names, tb = [], exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename in files and code.co_name != "<module>":
+            names.append(code.co_name)
+        tb = tb.tb_next
+    known = [name for name in names if name in _LEARNER]
+    return known or names
+
+
+def _learner_s(exc: BaseException) -> tuple[str, list[str]] | None:
+    """How a cell that is neither an answer nor a test met the learner's function:
+    ``("raised", [callee, ..., function that raised])``, ``("returned", [functions that
+    returned before the error])`` or ``("missing", [name])``; None for any other error."""
+    frames = _learner_frames(exc)
+    if frames:
+        return "raised", list(dict.fromkeys(frames))
+    if isinstance(exc, Exception) and _CALLED:
+        odd = [n for n, value in _CALLED.items() if value is None or _type_said(n, value)]
+        if odd:
+            return "returned odd", odd
+        return "returned", list(_CALLED)
+    name = getattr(exc, "name", None) if isinstance(exc, NameError) else None
+    if name and (name in _LEARNER or _section(name)):
+        return "missing", [name]
+    return None
+
+
+def _type_said(name: str, value) -> str | None:
+    """What the grader says of ``value``, returned by ``name``, when its type is wrong."""
+    note = _JUDGE[1] if len(_JUDGE) > 1 else None
+    if note is None:
+        return None
+    try:
+        return note(name, value)
+    except Exception:  # noqa: BLE001 - a note that cannot be decided is not shown
+        return None
+
+
+def _section(name: str) -> str | None:
+    """Where the notebook teaches ``name`` ("Exercise 3: `alibi_attention`"), or None."""
+    find = _JUDGE[2] if len(_JUDGE) > 2 else None
+    if find is None:
+        return None
+    try:
+        return find(name) or None
+    except Exception:  # noqa: BLE001 - no table: the exercise is not named
+        return None
+
+
+def sections_with(find) -> None:
+    """``find(name)``: the exercise that teaches ``name`` ("Exercise 3: `alibi_attention`"),
+    in the current language, or None (given by ``helpers.grader``)."""
+    while len(_JUDGE) < 3:
+        _JUDGE.append(None)
+    _JUDGE[2] = find
+
+
+def _exercise(name: str) -> str:
+    """``alibi_attention`` named with its exercise, for a learner's message."""
+    section = _section(name)
+    if section:
+        return tr("`{name}` ({section})", name=name, section=section)
+    return f"`{name}`"
 
 
 def carry_on(exc: BaseException, assigned: list[str]) -> None:
@@ -545,26 +663,121 @@ def carry_on(exc: BaseException, assigned: list[str]) -> None:
     ):
         broken_cell(exc, assigned)
         return
-    if isinstance(exc, NotImplementedError) or (
-        isinstance(exc, NameError) and getattr(exc, "name", None) in _UNSET
-    ):
+    if isinstance(exc, NotImplementedError) or unset:
         not_written(exc, assigned)
         _STATE["carried"] = True
-    else:
+    elif isinstance(exc, AssertionError) or _is_test_cell():
         failed_test(exc)
+    else:
+        learner_failed(exc, assigned)
 
 
-def failed_test(exc: BaseException) -> None:
-    """A visible test failed: show its traceback, say the notebook goes on, remember it."""
+def _show(exc: BaseException) -> None:
+    """``exc``'s traceback as IPython shows it, without the course's own frames."""
     try:
         shell = get_ipython()
     except NameError:
         shell = None
-    if shell is not None:
-        shell.showtraceback()
-    else:  # pragma: no cover - only IPython installs the guard
+    if shell is None:  # pragma: no cover - only IPython installs the guard
         print(_said(exc), file=sys.stderr)
-    for line in _failed(exc, shell.user_ns if shell is not None else {}):
+        return
+    shell.showtraceback((type(exc), exc, _without_course_frames(exc.__traceback__)))
+
+
+def _without_course_frames(tb):
+    """The traceback ``tb`` without the frames of this module (the wrappers that watch the
+    learner's functions): the learner sees their cell and their function only."""
+    import types
+
+    kept = []
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename != __file__ or tb.tb_next is None:
+            kept.append((tb.tb_frame, tb.tb_lasti, tb.tb_lineno))
+        tb = tb.tb_next
+    out = None
+    for frame, lasti, lineno in reversed(kept):
+        out = types.TracebackType(out, frame, lasti, lineno)
+    return out
+
+
+def learner_failed(exc: BaseException, assigned: list[str]) -> None:
+    """A teaching cell (a plot, a measurement, an explorer) met an error of the learner's
+    function: show it, say which function and what to do, and let Run All go on."""
+    _show(exc)
+    how, names = _learner_s(exc) or ("returned", [])
+    said = _said(exc)
+    if how == "raised" and isinstance(exc, KeyboardInterrupt):
+        text = tr(
+            "[not run to the end: your {function} was interrupted while it ran (an endless "
+            "loop?). Fix it in its answer cell and run that cell again, then this one; the "
+            "notebook goes on, and the self-check at the end reports it.]",
+            function=_exercise(names[-1]),
+        )
+    elif how == "raised":
+        text = tr(
+            "[not run to the end: your {function} raised {error} (the traceback above shows "
+            "the line). Fix it in its answer cell and run that cell again, then this one; the "
+            "notebook goes on, and the self-check at the end reports it.]",
+            function=_exercise(names[-1]),
+            error=said,
+        )
+        if len(names) > 1:
+            text += "\n" + tr(
+                "[{function} was called by your {callers}.]",
+                function=f"`{names[-1]}`",
+                callers=", ".join(f"`{n}`" for n in names[:-1]),
+            )
+    elif how == "missing":
+        text = tr(
+            "[not run to the end: {function} is not defined: its answer cell has not run, or "
+            "the function was deleted or renamed. Write it again in its answer cell and run "
+            "that cell; the notebook goes on, and the self-check at the end reports it.]",
+            function=_exercise(names[0]),
+        )
+    elif how == "returned odd" and _CALLED[names[0]] is None:
+        text = tr(
+            "[not run to the end: this cell stopped with {error}, because your {function} "
+            "returned None (is its return statement missing?). Fix it in its answer cell and "
+            "run that cell again, then this one; the notebook goes on, and the self-check at "
+            "the end reports it.]",
+            error=said,
+            function=_exercise(names[0]),
+        )
+    elif how == "returned odd":
+        text = tr(
+            "[not run to the end: this cell stopped with {error}, because of what your "
+            "{function} returned: {note} Fix it in its answer cell and run that cell again, "
+            "then this one; the notebook goes on, and the self-check at the end reports it.]",
+            error=said,
+            function=_exercise(names[0]),
+            note=_type_said(names[0], _CALLED[names[0]]),
+        )
+    else:
+        text = tr(
+            "[not run to the end: this cell stopped with {error} after it used your {functions}: "
+            "check what they return (the type and the shape their exercise asks for). The "
+            "notebook goes on, and the self-check at the end says what is wrong.]",
+            error=said,
+            functions=", ".join(_exercise(n) for n in names),
+        )
+    print(text)
+    culprit = (
+        f"`{names[-1]}`" if how == "raised" and names else tr("cell [{count}]", count=_count_now())
+    )
+    namespace = _user_ns()
+    for name in assigned:
+        if name.startswith("__pe_"):
+            continue
+        _UNSET.setdefault(name, culprit)
+        _UNSET_ERROR.setdefault(name, said)
+        namespace.pop(name, None)
+    _STATE["carried"] = True
+
+
+def failed_test(exc: BaseException) -> None:
+    """A visible test failed: show its traceback, say the notebook goes on, remember it."""
+    _show(exc)
+    for line in _failed(exc, _user_ns()):
         print(line)
     print(
         tr(
@@ -605,6 +818,18 @@ def not_written(exc: BaseException, assigned: list[str]) -> None:
             )
         )
         culprit = _UNSET[name]
+    elif isinstance(exc, NameError) and getattr(exc, "name", None) in _UNSET_ERROR:
+        name = exc.name
+        print(
+            tr(
+                "[not run to the end: `{name}` was not computed, because an earlier cell stopped "
+                "at {culprit} with {error}. The notebook goes on.]",
+                name=name,
+                culprit=_UNSET[name],
+                error=_UNSET_ERROR[name],
+            )
+        )
+        culprit = _UNSET[name]
     elif isinstance(exc, NameError) and getattr(exc, "name", None) in _UNSET:
         name = exc.name
         print(
@@ -642,6 +867,8 @@ def not_written(exc: BaseException, assigned: list[str]) -> None:
         namespace = {}
     for name in assigned:
         _UNSET.setdefault(name, culprit)
+        if isinstance(exc, NameError) and exc.name in _UNSET_ERROR:
+            _UNSET_ERROR.setdefault(name, _UNSET_ERROR[exc.name])
         if not name.startswith("__pe_"):
             namespace.pop(name, None)
 
@@ -709,7 +936,7 @@ class CarryOn(ast.NodeTransformer):
         for index, stmt in enumerate(body):
             (guard,) = _at(
                 f"try:\n    pass\n"
-                f"except Exception as __pe_error__:\n"
+                f"except BaseException as __pe_error__:\n"
                 f"    if {_GUARD}._carries(__pe_error__):\n"
                 f"        {_GUARD}.carry_on(__pe_error__, {assigned!r})\n"
                 f"        {_GO} = False\n"
@@ -731,7 +958,17 @@ class CarryOn(ast.NodeTransformer):
 
 
 def _done(assigned: list[str]) -> None:
-    """A cell ran to its end: the names it assigned are computed now."""
+    """A cell ran to its end: the names it assigned are computed now (and the functions an
+    answer cell defined are the learner's)."""
+    answer = _is_answer_cell()
+    namespace = _user_ns() if answer else {}
     for name in assigned:
         _UNSET.pop(name, None)
+        _UNSET_ERROR.pop(name, None)
         _BROKEN.pop(name, None)
+        if answer:
+            function = namespace.get(name)
+            if inspect.isfunction(function):
+                _LEARNER[name] = function.__code__.co_filename
+            else:
+                _LEARNER.pop(name, None)

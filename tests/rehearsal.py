@@ -93,6 +93,67 @@ def make_submission(
     nbformat.write(nb, out)
 
 
+# How a learner's function goes wrong inside its body (``break_function``): the line put
+# first in its body, with the error it raises where it is called.
+BODY_BREAKS = {
+    "name": ("{indent}print(slope)  # a typo of a name\n", "NameError"),
+    "index": ("{indent}print([][0])  # past the end of a list\n", "IndexError"),
+    "none": ("{indent}return  # the result is never returned\n", None),
+    "loop": ("{indent}while True:\n{indent}    pass\n", "KeyboardInterrupt"),
+}
+
+
+def break_function(code: str, name: str, how: str) -> str:
+    """``code`` (an answer cell) with the function ``name`` broken inside its body
+    (``BODY_BREAKS``: a NameError, an IndexError, no return value, an endless loop), or
+    ``how="delete"``: the function left out of the cell."""
+    import ast
+
+    tree = ast.parse(code)
+    found = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+    if found is None:
+        raise ValueError(f"the cell defines no function {name!r}")
+    lines = code.splitlines(keepends=True)
+    start = (found.decorator_list[0] if found.decorator_list else found).lineno - 1
+    if how == "delete":
+        return "".join(lines[:start] + lines[found.end_lineno :])
+    first = found.body[0]
+    indent = lines[first.lineno - 1][: first.col_offset]
+    line = BODY_BREAKS[how][0].format(indent=indent)
+    return "".join(lines[: first.lineno - 1] + [line] + lines[first.lineno - 1 :])
+
+
+def most_used_function(source_nb) -> tuple[str, str]:
+    """``(grade id, function)``: of a source notebook's graded answer functions, the one
+    its teaching cells (plots, measurements, explorers) call most."""
+    import ast
+
+    defined: dict[str, str] = {}
+    for gid, code in solution_cells(source_nb).items():
+        if gid.startswith("answer_"):
+            for node in ast.parse(code).body:
+                if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
+                    defined[node.name] = gid
+    uses = dict.fromkeys(defined, 0)
+    for cell in source_nb.cells:
+        cell_id = cell.get("id", "")
+        if cell.cell_type != "code" or cell_id.startswith(("answer_", "test_", "recap_")):
+            continue
+        if cell_id in ("imports", "self_check"):
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:  # a cell with a magic
+            continue
+        called = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        for name in called & uses.keys():
+            uses[name] += 1
+    name = max(uses, key=lambda n: uses[n])
+    if not uses[name]:
+        raise ValueError("no teaching cell calls an answer function")
+    return defined[name], name
+
+
 def answer_ids(source_nb: Path) -> list[str]:
     """The grade ids of the graded answer cells (``answer_*``) of an instructor notebook."""
     import nbformat

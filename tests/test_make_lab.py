@@ -18,9 +18,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.mark.slow
 def test_make_lab_serves_notebook_01():
+    import socket
+
     env = dict(os.environ, BROWSER="true")  # a headless machine: open no browser
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
     proc = subprocess.Popen(
-        ["make", "--no-print-directory", "lab"],
+        ["make", "--no-print-directory", "lab", f"PORT={port}"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -37,7 +42,11 @@ def test_make_lab_serves_notebook_01():
             if not line:
                 break
             lines.append(line)
-            match = re.search(r"(http://127\.0\.0\.1:\d+)/lab\?token=([0-9a-f]+)", line)
+            # the URL printed opens notebook 01, on the port asked for
+            match = re.search(
+                rf"(http://127\.0\.0\.1:{port})/lab/tree/01_order/01_order\.ipynb\?token=([0-9a-f]+)",
+                line,
+            )
             if match:
                 url = match.groups()
         assert url is not None, "".join(lines)

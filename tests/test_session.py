@@ -609,3 +609,31 @@ def test_the_self_check_prints_its_text_table_in_a_terminal(capsys):
     show("the text", html("header", rows))
     assert capsys.readouterr().out == "the text\n"
     assert "expected -0.667823. See Exercise 1" in html("header", rows)
+
+
+def test_a_passing_visible_test_says_so_in_one_line():
+    """A test that prints nothing could be one that never ran: a passing one says it passed."""
+    cells = [
+        "import helpers\nhelpers.start()",
+        "def double(x):\n    return 2 * x\n",
+        '"""double: twice its input."""\nassert double(2) == 4',
+        '"""double: twice its input."""\nassert double(2) == 5, "double(2) should be 5"',
+    ]
+    script = (
+        "import json, sys\nfrom IPython.core.interactiveshell import InteractiveShell\n"
+        "shell = InteractiveShell.instance()\n"
+        "for cell in json.loads(sys.stdin.read()):\n"
+        "    print('CELL')\n    shell.run_cell(cell)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "NBGRADER_EXECUTION"}
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        input=json.dumps(cells),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=True,
+    ).stdout.split("CELL\n")
+    assert out[3] == "[this test of double passed.]\n", out[3]
+    assert "passed" not in out[4] and "[this test failed" in out[4], out[4]
