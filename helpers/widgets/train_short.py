@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from helpers.i18n import tr
+from helpers.palette import series_style
 from helpers.widgets.base import (
     FONT,
     Explorer,
@@ -35,11 +36,11 @@ if TYPE_CHECKING:
 __all__ = ["TrainShortExplorer", "train_short_explorer"]
 
 SCHEMES = ("nope", "sinusoidal", "learned", "rope", "alibi", "t5")
-COLORS = dict(
-    zip(SCHEMES, ("tab:gray", "tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple"))
-)
 TRAIN_LEN, LONGEST, SMOOTH = 32, 256, 8
-YARN, YARN_COLOR = "rope+YaRN", "tab:olive"
+YARN = "rope+YaRN"
+# each scheme's colour, line style and marker (the course palette), the same in the
+# notebook's static figures (helpers.plots.series_style)
+STYLES = {name: series_style(k) for k, name in enumerate((*SCHEMES, YARN))}
 YARN_FACTORS = (2, 4, 8)
 
 
@@ -112,16 +113,20 @@ class TrainShortExplorer(Explorer):
             controls["yarn"] = checkbox(YARN, True)
         super().__init__(controls, figsize=(9, 4.2), title=tr("Train short, test long"))
 
+    @staticmethod
+    def _style(name: str) -> dict:
+        return STYLES[name] | {"ms": 5, "markevery": 0.1}
+
     def draw(self, fig: Figure) -> None:
         fig.set_layout_engine(None)
         self.ax = fig.add_axes((0.08, 0.14, 0.7, 0.74))
         self.lines, self.marks = {}, {}
         for name in SCHEMES:
-            (self.lines[name],) = self.ax.plot([], [], color=COLORS[name], lw=1.8, label=name)
-            (self.marks[name],) = self.ax.plot([], [], "v", color=COLORS[name], ms=8)
+            (self.lines[name],) = self.ax.plot([], [], lw=1.8, label=name, **self._style(name))
+            (self.marks[name],) = self.ax.plot([], [], "v", color=STYLES[name]["color"], ms=8)
         if self.betas:
-            (self.lines[YARN],) = self.ax.plot([], [], color=YARN_COLOR, lw=1.8, label=YARN)
-            (self.marks[YARN],) = self.ax.plot([], [], "v", color=YARN_COLOR, ms=8)
+            (self.lines[YARN],) = self.ax.plot([], [], lw=1.8, label=YARN, **self._style(YARN))
+            (self.marks[YARN],) = self.ax.plot([], [], "v", color=STYLES[YARN]["color"], ms=8)
         self.ax.axvline(TRAIN_LEN, color="grey", ls=":", lw=1)
         self.ax.axhline(0.1, color="grey", ls="--", lw=0.8)
         self.ax.set_xlim(0, LONGEST)
