@@ -37,7 +37,7 @@ def _legend_labels(fig) -> list[str]:
 @pytest.mark.parametrize("name", list(PICTURES))
 def test_a_static_figure_carries_its_alt_text_and_its_words(name):
     picture = PICTURES[name]
-    data, meta = picture._repr_mimebundle_()
+    data, _meta = picture._repr_mimebundle_()
     page = data["text/html"]
     alt = re.search(r'<img [^>]*alt="([^"]*)"', page)
     assert alt and alt.group(1).strip(), f"{name}: the image has no alt text: {page[:300]}"

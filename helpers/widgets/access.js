@@ -32,12 +32,23 @@ export default {
       for (const slider of box.querySelectorAll(".widget-slider")) {
         const name = slider.querySelector(".widget-label");
         const handle = slider.querySelector(".noUi-handle");
+        const target = slider.querySelector(".noUi-target");
         if (!name || !handle) continue;
         const spec = sliders[name.textContent] || {};
         set(handle, "aria-label", name.textContent);
-        const now = Number(handle.getAttribute("aria-valuenow"));
+        // the handle's own value (aria-valuenow is rounded to one decimal)
+        const now = Number(target && target.noUiSlider ? target.noUiSlider.get() : NaN);
         if (Number.isFinite(now)) {
           set(handle, "aria-valuetext", plain(spec.base ? spec.base ** now : now));
+        }
+        // its number box: named after the slider; the box's empty, hidden label unlinked
+        const pair = slider.closest(".pe-control");
+        const input = pair && pair.querySelector(".pe-value input");
+        if (input) {
+          set(input, "aria-label", `${name.textContent}: ${model.get("box_hint")}`);
+          for (const hidden of pair.querySelectorAll(".pe-value label[for]")) {
+            hidden.removeAttribute("for");
+          }
         }
       }
       const img = box.querySelector("img");
@@ -64,7 +75,7 @@ export default {
         subtree: true,
         childList: true,
         attributes: true,
-        attributeFilter: ["aria-valuenow", "src"],
+        attributeFilter: ["aria-valuenow", "aria-valuetext", "src", "for"],
       });
       words();
     };

@@ -449,10 +449,17 @@ class Explorer:
         items = []
         for control in self.controls.values():
             control.layout.flex = "0 0 auto"  # keep its width; the row wraps instead
+            control.layout.max_width = "100%"  # but never wider than the output (zoomed in)
             if control in self.boxes:
+                # the box goes under its slider when the two do not fit side by side
                 pair = widgets.HBox(
                     [control, self.boxes[control].box],
-                    layout=widgets.Layout(flex="0 0 auto", align_items="center"),
+                    layout=widgets.Layout(
+                        flex="0 0 auto",
+                        align_items="center",
+                        flex_flow="row wrap",
+                        max_width="100%",
+                    ),
                 )
                 pair.add_class("pe-control")
                 items.append(pair)
@@ -498,6 +505,7 @@ def _words_class() -> type:
         summary = traitlets.Unicode("").tag(sync=True)
         alt = traitlets.Unicode("").tag(sync=True)
         caption = traitlets.Unicode("").tag(sync=True)
+        box_hint = traitlets.Unicode("").tag(sync=True)
         sliders = traitlets.Dict().tag(sync=True)
 
     return Words
@@ -506,7 +514,7 @@ def _words_class() -> type:
 def words(caption: str, sliders: dict[str, dict]) -> widgets.Widget:
     """The explorer's words and names (see ``ACCESS_SCRIPT``); ``sliders`` maps a slider's
     label to ``{"base": b}`` for a log slider, ``{}`` for a linear one."""
-    return _words_class()(caption=caption, sliders=sliders)
+    return _words_class()(caption=caption, sliders=sliders, box_hint=tr("type a value, then Enter"))
 
 
 def _note_html(said: str) -> str:
