@@ -47,8 +47,10 @@ define install
 	install -D -m 644 etc/ipython/ipython_kernel_config.py $(VENV)/etc/ipython/ipython_kernel_config.py
 endef
 
+# (in a variable: a comma written in call's arguments would split them)
+FULL := .[dev,cluster,hub]
 $(STAMP): $(INSTALL_DEPS)
-	$(call install,.[dev,cluster,hub])
+	$(call install,$(FULL))
 	touch $(LEARNER_STAMP) $(STAMP)
 
 # A full install (make setup) newer than its inputs has the learner's too: nothing to install.

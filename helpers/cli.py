@@ -305,9 +305,11 @@ def system_deps() -> int:
     found = [p for p in wanted if p not in missing]
     print(f"system-deps: installed: {', '.join(found) or 'none'}")
     if not missing:
-        code = _hub_proxy()
+        code = _hub_proxy() or _axe()
         if code == 0:
-            print("system-deps: the hub's proxy (configurable-http-proxy) is installed")
+            print(
+                "system-deps: the hub's proxy (configurable-http-proxy) and axe-core are installed"
+            )
         return code
     print(f"system-deps: missing: {' '.join(missing)}")
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
@@ -323,7 +325,7 @@ def system_deps() -> int:
         env=env,
         check=False,
     )
-    return proc.returncode or _hub_proxy()
+    return proc.returncode or _hub_proxy() or _axe()
 
 
 def _hub_proxy() -> int:
@@ -344,6 +346,32 @@ def _hub_proxy() -> int:
         print(exc, file=sys.stderr)
         return 1
     return 0
+
+
+# axe-core, the accessibility engine tests/test_accessibility.py runs in the browser: from
+# npm into build/axe/ of the course (its own copy, never a CDN), at the version the
+# course's numbers were measured with.
+AXE_PACKAGE = "axe-core@4.14.1"
+AXE_DIR = ROOT / "build" / "axe"
+
+
+def _axe() -> int:
+    """``npm install --prefix build/axe axe-core`` unless it is there (no root needed)."""
+    if (AXE_DIR / "node_modules" / "axe-core" / "axe.min.js").exists():
+        return 0
+    npm = shutil.which("npm")
+    if npm is None:
+        print(f"not installed: {AXE_PACKAGE} (needs npm; the accessibility test is skipped)")
+        return 1
+    proc = subprocess.run(
+        [npm, "install", "--prefix", str(AXE_DIR), "--no-audit", "--no-fund", AXE_PACKAGE],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        print(f"npm install {AXE_PACKAGE} failed:\n{proc.stdout}{proc.stderr}", file=sys.stderr)
+    return proc.returncode
 
 
 # --------------------------------------------------------------------------- lab

@@ -13,6 +13,10 @@ nbgrader runs the notebook (``NBGRADER_EXECUTION`` is set) a ``Picture`` renders
 | 06_rope | ``layout_figure`` |
 | 07_alibi | ``distance_by_length_figure`` |
 | 08_offsets | ``turns_figure`` |
+| 13_train_short | ``excess_figure``, ``longer_figure`` |
+
+Every figure has a text alternative made from its artists (``helpers.figure_words``): its
+name as the image's alt text and, one click away under it, what it shows in words and numbers.
 """
 
 from __future__ import annotations
@@ -26,6 +30,14 @@ import numpy as np
 
 from helpers import validate
 from helpers.i18n import tr
+from helpers.palette import (
+    BAR_HATCHES,
+    SERIES_COLOURS,
+    SERIES_DASHES,
+    SERIES_MARKERS,
+    bar_style,
+    series_style,
+)
 from helpers.widgets.base import interactive
 
 if TYPE_CHECKING:
@@ -34,12 +46,14 @@ if TYPE_CHECKING:
     from matplotlib.text import Text
 
 __all__ = [
+    "BAR_HATCHES",
     "MAX_WIDTH",
     "SERIES_COLOURS",
     "SERIES_DASHES",
     "SERIES_MARKERS",
     "TRAIN_SHORT_SERIES",
     "Picture",
+    "bar_style",
     "distance_by_length_figure",
     "label_ends",
     "layout_figure",
@@ -79,13 +93,40 @@ class Picture:
     def _repr_png_(self) -> bytes | None:
         return self.png() if interactive() else None
 
+    def alt(self) -> str:
+        """The figure's name, the alt text of its image (``helpers.figure_words.title``)."""
+        from helpers import figure_words
+
+        return figure_words.title(self.fig)
+
+    def words(self) -> str:
+        """What the figure shows, in words and numbers (``helpers.figure_words.describe``)."""
+        from helpers import figure_words
+
+        return figure_words.describe(self.fig)
+
     def _repr_mimebundle_(self, include=None, exclude=None):
+        """The PNG with its alt text and, one click away, the figure in words (HTML); the
+        PNG alone for a front end without HTML; the words as the plain text."""
         if not interactive():
             return None
+        import base64
+        import html
+
         width, height = self.fig.get_size_inches() * self.dpi
         data = self.png(dpi=self.dpi * self.scale)
         size = {"width": round(float(width)), "height": round(float(height))}
-        return {"image/png": data}, {"image/png": size}
+        words = self.words()
+        page = (
+            f'<figure class="pe-figure" style="margin:0">'
+            f'<img src="data:image/png;base64,{base64.b64encode(data).decode()}" '
+            f'width="{size["width"]}" style="max-width:100%;height:auto" '
+            f'alt="{html.escape(self.alt())}">'
+            f"<figcaption><details><summary>{html.escape(tr('The figure in words'))}</summary>"
+            f"<p>{html.escape(words)}</p></details></figcaption></figure>"
+        )
+        bundle = {"text/html": page, "image/png": data, "text/plain": words}
+        return bundle, {"image/png": size}
 
     def __repr__(self) -> str:
         titles = [ax.get_title() for ax in self.fig.axes if ax.get_title()]
@@ -97,40 +138,6 @@ class Picture:
 # 1400-pixel window with the file browser open, so the page never shrinks it and its text
 # stays as large as its font sizes say (8 points and up: 10 CSS pixels and up).
 MAX_WIDTH = 860
-
-
-# One palette for every figure of the course: Okabe and Ito's colours ("Color Universal
-# Design", 2008), chosen to stay apart under the common colour-vision deficiencies, in the
-# order the series of a figure take them (the yellow, faint on white, last). Each series also
-# has a line style and a marker of its own, so that no figure tells its curves apart by colour
-# alone; a thing keeps its index, and so its look, in every figure of a notebook.
-SERIES_COLOURS = (
-    "#0072B2",  # blue
-    "#E69F00",  # orange
-    "#009E73",  # bluish green
-    "#CC79A7",  # reddish purple
-    "#D55E00",  # vermilion
-    "#56B4E9",  # sky blue
-    "#000000",  # black
-    "#F0E442",  # yellow
-)
-SERIES_DASHES = (
-    "-",
-    "--",
-    "-.",
-    ":",
-    (0, (5, 1, 1, 1, 1, 1)),
-    (0, (3, 1)),
-    (0, (1, 1)),
-    (0, (8, 2)),
-)
-SERIES_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
-
-
-def series_style(k: int) -> dict[str, object]:
-    """The colour, line style and marker of the ``k``-th series (matplotlib keywords)."""
-    k %= len(SERIES_COLOURS)
-    return {"color": SERIES_COLOURS[k], "linestyle": SERIES_DASHES[k], "marker": SERIES_MARKERS[k]}
 
 
 def _figure(figsize: tuple[float, float], layout: str | None = "constrained") -> Figure:
@@ -180,11 +187,14 @@ def wavelength_figure(wavelengths, ds=(16, 64, 512), base: float = 10000.0) -> P
     """
     fig = _figure((7.5, 3.8))
     ax = fig.subplots()
-    styles = [{"marker": "s", "ms": 8, "ls": "none"}, {"marker": "o", "ms": 4, "ls": "none"}]
     for k, d in enumerate(sorted(ds)):
         lam = np.asarray(wavelengths(d, base), dtype=np.float64)
         frac = np.arange(lam.size) / lam.size
-        style = styles[k] if k < len(styles) else {"lw": 1.5}
+        style = series_style(k)
+        if lam.size > 64:  # a line with a marker every few pairs
+            style |= {"lw": 1.5, "ms": 5, "markevery": max(1, lam.size // 16)}
+        else:  # the pairs themselves, large to small so that each stays visible
+            style |= {"linestyle": "none", "ms": max(4, 8 - 2 * k)}
         ax.plot(frac, lam, label=tr("d = {d}: {n} pairs", d=d, n=lam.size), zorder=3 - k, **style)
     ax.set_yscale("log")
     ax.set_ylim(2.0, 2 * np.pi * base * 6)
@@ -218,14 +228,10 @@ def norm_bars(rows: list[tuple[str, float, float, float]]) -> Picture:
     ax = fig.subplots()
     x = np.arange(len(rows))
     width = 0.26
-    parts = (
-        ("word, no scale", 1, "tab:gray"),
-        ("word x sqrt(d)", 2, "tab:orange"),
-        ("position", 3, "tab:blue"),
-    )
-    for k, (label, col, colour) in enumerate(parts):
+    parts = (("word, no scale", 1), ("word x sqrt(d)", 2), ("position", 3))
+    for k, (label, col) in enumerate(parts):
         values = [row[col] for row in rows]
-        bars = ax.bar(x + (k - 1) * width, values, width, label=label, color=colour)
+        bars = ax.bar(x + (k - 1) * width, values, width, label=label, **bar_style(k))
         ax.bar_label(bars, fmt="%.1f", fontsize=8)
     ax.set_xticks(x, [row[0] for row in rows])
     ax.set_ylabel(tr("mean vector norm"))
@@ -257,8 +263,8 @@ def pair_energy_figure(pe, positions: Sequence[int]) -> Picture:
     pairs = np.arange(pe.shape[1] // 2)
     for ax, pos in zip(axes, positions):
         s2, c2 = pe[pos, 0::2] ** 2, pe[pos, 1::2] ** 2
-        ax.bar(pairs, s2, color="tab:blue", label=tr("sin² (dim 2i)"))
-        ax.bar(pairs, c2, bottom=s2, color="tab:orange", label=tr("cos² (dim 2i+1)"))
+        ax.bar(pairs, s2, label=tr("sin² (dim 2i)"), **bar_style(0))
+        ax.bar(pairs, c2, bottom=s2, label=tr("cos² (dim 2i+1)"), **bar_style(1))
         total = float(np.sum(s2 + c2))
         ax.set_title(tr("pos = {pos}: sum of the bars = {total:.6g}", pos=pos, total=total))
         ax.set_xlabel(tr("pair i"))
@@ -280,8 +286,8 @@ def ratio_figure(ds: Sequence[int], unscaled: Sequence[float], scaled: Sequence[
     fig = _figure((6.4, 3.4))
     ax = fig.add_subplot()
     x = np.arange(len(ds))
-    ax.bar(x - 0.2, unscaled, width=0.4, color="tab:gray", label=tr("token_emb (no scale)"))
-    ax.bar(x + 0.2, scaled, width=0.4, color="tab:green", label=tr("token_emb * sqrt(d)"))
+    ax.bar(x - 0.2, unscaled, width=0.4, label=tr("token_emb (no scale)"), **bar_style(0))
+    ax.bar(x + 0.2, scaled, width=0.4, label=tr("token_emb * sqrt(d)"), **bar_style(1))
     ax.axhline(1.0, color="black", ls="--", lw=1, label=tr("words as loud as positions"))
     for xi, u, s in zip(x, unscaled, scaled):
         ax.annotate(f"{u:.3f}", (xi - 0.2, u), ha="center", va="bottom", fontsize="small")
@@ -310,14 +316,16 @@ def profile_figure(
         raise ValueError("curves must hold at least one (ks, values) pair, got none")
     fig = _figure((8.0, 3.6))
     ax = fig.add_subplot()
-    for label, (ks, values) in curves.items():
-        ax.plot(ks, values, lw=1.4, alpha=0.85, label=label)
+    for k, (label, (ks, values)) in enumerate(curves.items()):
+        every = max(1, len(ks) // 12)
+        ax.plot(ks, values, lw=1.4, ms=5, markevery=every, label=label, **series_style(k))
     if points is not None:
         ax.plot(
             points[0],
             points[1],
             "o",
             ms=7,
+            color="black",
             mfc="none",
             mec="black",
             mew=1.5,
@@ -362,7 +370,8 @@ def layout_figure(interleaved_to_half: Callable, d: int = 8) -> Picture:
     ax.set_xlim(-0.6, d - 0.4)
     ax.set_ylim(-0.6, 2.1)
     ax.axis("off")
-    colours = [f"C{(j // 2) % 10}" for j in range(d)]  # colour of interleaved dim j: its pair
+    # colour of interleaved dim j: its pair (the pair's number is written in each box too)
+    colours = [SERIES_COLOURS[(j // 2) % len(SERIES_COLOURS)] for j in range(d)]
     rows = (
         (1.5, np.arange(d), tr("interleaved\n(RoFormer)")),
         (0.0, src, tr("half-split\n(GPT-NeoX, Llama)")),
@@ -414,15 +423,19 @@ def distance_by_length_figure(lengths: Sequence[int], distances, slopes) -> Pict
             f"distances must have shape (len(lengths), len(slopes)) = "
             f"{(lengths.size, slopes.size)}, got {distances.shape}"
         )
-    from matplotlib import colormaps
+    from helpers.widgets.alibi import head_colours
 
     fig = _figure((8, 4.2))
     ax = fig.add_subplot()
-    colours = colormaps["viridis"](np.linspace(0.0, 0.9, slopes.size))
+    # the explorer's colours (dark: steepest, light: flattest), and a marker per head
+    colours = head_colours(slopes)
     for h, slope in enumerate(slopes):
-        ax.plot(lengths, distances[:, h], "o-", ms=4, color=colours[h], label=f"1/{1 / slope:.4g}")
+        marker = SERIES_MARKERS[h % len(SERIES_MARKERS)]
+        label = f"1/{1 / slope:.4g}"
+        ax.plot(lengths, distances[:, h], marker=marker, ms=5, color=colours[h], label=label)
         ax.axhline(1.0 / np.expm1(slope), color=colours[h], ls=":", lw=1)
-    ax.plot(lengths, (lengths - 1) / 4, color="0.5", lw=2, alpha=0.6, label=tr("no bias: (L-1)/4"))
+    # light grey: apart from every shade of the heads under each colour-vision deficiency
+    ax.plot(lengths, (lengths - 1) / 4, color="0.7", lw=2.5, label=tr("no bias: (L-1)/4"))
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel(tr("sequence length L"))
@@ -443,11 +456,8 @@ def turns_figure(turns: Callable, slow_pairs: Callable, d: int, deltas: Sequence
     d = validate.dim(d)
     if len(deltas) == 0:
         raise ValueError(f"deltas must hold at least one distance, got {deltas!r}")
-    from matplotlib import colormaps
-
     fig = _figure((8, 4.2))
     ax = fig.add_subplot()
-    colours = colormaps["plasma"](np.linspace(0.0, 0.85, len(deltas)))
     for t, delta in enumerate(deltas):
         row = np.asarray(turns(d, delta), dtype=np.float64)
         if row.shape != (d // 2,):
@@ -456,10 +466,9 @@ def turns_figure(turns: Callable, slow_pairs: Callable, d: int, deltas: Sequence
         ax.plot(
             np.arange(d // 2),
             row,
-            "o-",
-            ms=3,
-            color=colours[t],
+            ms=4,
             label=tr("delta = {delta}: {slow} pairs under one turn", delta=delta, slow=slow),
+            **series_style(t),
         )
     ax.axhline(1.0, color="black", ls="--", lw=1, label=tr("one full turn"))
     ax.set_yscale("log")

@@ -19,7 +19,14 @@ PACKAGE = REPO / "helpers"
 # Maths at the bottom, grading above it, nbgrader and the classroom on top, the command line
 # last. A module may import only modules of its own layer or below.
 LAYERS = [
-    ["helpers", "helpers.validate", "helpers.i18n", "helpers.fonts"],
+    [
+        "helpers",
+        "helpers.validate",
+        "helpers.i18n",
+        "helpers.fonts",
+        "helpers.figure_words",
+        "helpers.palette",
+    ],
     ["helpers.teacher", "helpers.teacher.reference", "helpers.plots", "helpers.widgets"],
     ["helpers.session"],
     ["helpers.reference", "helpers.teacher.codec", "helpers.teacher.exercises", "helpers.train"],

@@ -19,6 +19,7 @@ For 02_sincos, the screenshots of the figure before and after a move of ``d`` mu
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import itertools
 import json
@@ -192,11 +193,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    """JupyterLab serving a temporary copy of the course; yields (url, token)."""
-    tmp_path = tmp_path_factory.mktemp("lab")
-    ids = kit.real_ids(ASSIGNMENTS)
+def serve_course(tmp_path: Path, ids: list[str], extras=None):
+    """JupyterLab serving a copy of the course's ``ids`` in ``tmp_path``, every learner
+    notebook answered with the source's solutions; ``extras(root)`` adds more notebooks.
+    A context manager of (url, token)."""
     root = tmp_path / "course"
     copy_course(kit.REPO, root, ids)
     for assignment in ids:
@@ -204,17 +204,8 @@ def lab(tmp_path_factory):
         rehearsal.make_submission(
             notebook, root / "source" / assignment / f"{assignment}.ipynb", notebook
         )
-    if kit.real_ids([KOREAN]):  # answered, but for one exercise left unwritten
-        copy_course(kit.REPO, root, [KOREAN])
-        notebook = root / "notebooks" / KOREAN / f"{KOREAN}.ipynb"
-        source = root / "source" / KOREAN / f"{KOREAN}.ipynb"
-        rehearsal.make_submission(notebook, source, notebook, broken=[f"answer_{UNWRITTEN}"])
-    if kit.real_ids(["06_rope"]):  # a wrong, a right and an unfinished function
-        rehearsal.clockwise_rope_learner(
-            root / "notebooks" / "06_rope" / "06_rope.ipynb",
-            root / "source" / "06_rope" / "06_rope.ipynb",
-            root / "notebooks" / "06_rope" / f"{LEARNER}.ipynb",
-        )
+    if extras is not None:
+        extras(root)
     port, token = _free_port(), secrets.token_hex(16)
     home = tmp_path / "home"
     home.mkdir()
@@ -241,8 +232,37 @@ def lab(tmp_path_factory):
         # window.jupyterapp: the tests wait on the notebook's kernel itself (KERNEL_READY_JS)
         "--LabApp.expose_app_in_browser=True",
     ]
-    with kit.lab_server(cmd, root, env, tmp_path / "lab.log", port, token) as url:
+    return _serving(cmd, root, env, tmp_path / "lab.log", port, token)
+
+
+@contextlib.contextmanager
+def _serving(cmd, root, env, log, port, token):
+    with kit.lab_server(cmd, root, env, log, port, token) as url:
         yield url, token
+
+
+def _learners(root: Path) -> None:
+    """06_rope_ko with one exercise unwritten; 06_rope with a wrong, a right and an
+    unfinished function."""
+    if kit.real_ids([KOREAN]):  # answered, but for one exercise left unwritten
+        copy_course(kit.REPO, root, [KOREAN])
+        notebook = root / "notebooks" / KOREAN / f"{KOREAN}.ipynb"
+        source = root / "source" / KOREAN / f"{KOREAN}.ipynb"
+        rehearsal.make_submission(notebook, source, notebook, broken=[f"answer_{UNWRITTEN}"])
+    if kit.real_ids(["06_rope"]):  # a wrong, a right and an unfinished function
+        rehearsal.clockwise_rope_learner(
+            root / "notebooks" / "06_rope" / "06_rope.ipynb",
+            root / "source" / "06_rope" / "06_rope.ipynb",
+            root / "notebooks" / "06_rope" / f"{LEARNER}.ipynb",
+        )
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """JupyterLab serving a temporary copy of the course; yields (url, token)."""
+    tmp_path = tmp_path_factory.mktemp("lab")
+    with serve_course(tmp_path, kit.real_ids(ASSIGNMENTS), _learners) as served:
+        yield served
 
 
 @pytest.fixture(scope="module")

@@ -113,7 +113,7 @@ def stage(dest: Path, root: Path = ROOT) -> Path:
         "[tool.setuptools.packages.find]\n"
         'include = ["helpers*"]\n\n'
         "[tool.setuptools.package-data]\n"
-        'helpers = ["messages/*.yaml", "classcheck.json"]\n\n'
+        'helpers = ["messages/*.yaml", "classcheck.json", "widgets/*.js"]\n\n'
         "[tool.setuptools.data-files]\n"
         f'"etc/ipython" = ["{kernel_config.as_posix()}"]\n',
         encoding="utf-8",

@@ -49,6 +49,7 @@ import math
 import os
 import struct
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -198,6 +199,16 @@ class Explorer:
             for name, control in self.controls.items()
             if isinstance(control, (widgets.IntSlider, widgets.FloatSlider, widgets.FloatLogSlider))
         }
+        # the figure in words under the image, and the sliders' names for a screen reader
+        self.words = words(
+            tr("The figure in words"),
+            {
+                control.description: {"base": control.base}
+                if isinstance(control, widgets.FloatLogSlider)
+                else {}
+                for control in self.boxes
+            },
+        )
         self.title = title
         self.dynamic: list[Artist] = []
         self.slow: list[Artist] = []
@@ -343,6 +354,14 @@ class Explorer:
         self.message.value = "<br>".join(dict.fromkeys(self.errors))
         self._say_why_empty()
         self.render()
+        self.say()
+
+    def say(self) -> None:
+        """The figure in words, as it is drawn now (``helpers.figure_words``)."""
+        from helpers import figure_words
+
+        self.words.alt = " ".join([self.title, figure_words.title(self.fig)]).strip()
+        self.words.summary = figure_words.describe(self.fig)
 
     def _say_why_empty(self) -> None:
         """A panel left undrawn, or drawn in part, says so in its middle; the reason is
@@ -430,10 +449,17 @@ class Explorer:
         items = []
         for control in self.controls.values():
             control.layout.flex = "0 0 auto"  # keep its width; the row wraps instead
+            control.layout.max_width = "100%"  # but never wider than the output (zoomed in)
             if control in self.boxes:
+                # the box goes under its slider when the two do not fit side by side
                 pair = widgets.HBox(
                     [control, self.boxes[control].box],
-                    layout=widgets.Layout(flex="0 0 auto", align_items="center"),
+                    layout=widgets.Layout(
+                        flex="0 0 auto",
+                        align_items="center",
+                        flex_flow="row wrap",
+                        max_width="100%",
+                    ),
                 )
                 pair.add_class("pe-control")
                 items.append(pair)
@@ -446,13 +472,49 @@ class Explorer:
         parts = [*rows, controls]
         if self.boxes:
             parts.append(self.typed_note)
-        return widgets.VBox(
-            [*parts, self.stale_note, self.image, self.message],
+        box = widgets.VBox(
+            [*parts, self.stale_note, self.image, self.words, self.message],
             layout=widgets.Layout(width="100%", overflow="hidden"),
         )
+        box.add_class("pe-explorer")
+        return box
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget()._repr_mimebundle_(**kwargs)
+
+
+# What an explorer tells a screen reader and a keyboard, in a few lines of script (access.js)
+# run by an anywidget that sits in the explorer's box, under its image (ipywidgets 8.1 has no
+# option for any of it):
+# - a "The figure in words" disclosure with ``summary`` (``helpers.figure_words.describe``),
+#   one click away, and the same text in a polite live region, so that a screen reader reads
+#   the new numbers after a move redraws the figure;
+# - the explorer's image gets ``alt`` (the figure's name) and is described by ``summary``;
+# - each slider's handle is named after its slider's label and announces the value its
+#   number box shows (``sliders``: the base of a log slider, whose handle moves on exponents).
+ACCESS_SCRIPT = Path(__file__).with_name("access.js")
+
+
+@functools.lru_cache(maxsize=1)
+def _words_class() -> type:
+    import anywidget
+    import traitlets
+
+    class Words(anywidget.AnyWidget):
+        _esm = ACCESS_SCRIPT
+        summary = traitlets.Unicode("").tag(sync=True)
+        alt = traitlets.Unicode("").tag(sync=True)
+        caption = traitlets.Unicode("").tag(sync=True)
+        box_hint = traitlets.Unicode("").tag(sync=True)
+        sliders = traitlets.Dict().tag(sync=True)
+
+    return Words
+
+
+def words(caption: str, sliders: dict[str, dict]) -> widgets.Widget:
+    """The explorer's words and names (see ``ACCESS_SCRIPT``); ``sliders`` maps a slider's
+    label to ``{"base": b}`` for a log slider, ``{}`` for a linear one."""
+    return _words_class()(caption=caption, sliders=sliders, box_hint=tr("type a value, then Enter"))
 
 
 def _note_html(said: str) -> str:
@@ -505,7 +567,11 @@ class ValueBox:
         self.name, self.slider, self.said = name, slider, said
         self.integer = isinstance(slider, widgets.IntSlider)
         kind = widgets.IntText if self.integer else widgets.FloatText
-        self.box = kind(value=self._shown(slider.value), layout=widgets.Layout(width=BOX_WIDTH))
+        self.box = kind(
+            value=self._shown(slider.value),
+            layout=widgets.Layout(width=BOX_WIDTH),
+            tooltip=tr("{name}: type a value, then Enter", name=name),  # its accessible name
+        )
         self.box.add_class("pe-value")
         self._busy = False
         self.box.observe(self._typed, names="value")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from helpers.i18n import tr
+from helpers.palette import SERIES_COLOURS
 from helpers.widgets.base import (
     FONT,
     Explorer,
@@ -77,7 +78,7 @@ class DecayExplorer(Explorer):
         self.ax_bound = fig.add_axes((0.67, 0.25, 0.31, 0.61))
         ax = self.ax_dot
         (self.closed_line,) = ax.plot(
-            [], [], color="tab:orange", lw=4, alpha=0.55, label=tr("closed form")
+            [], [], color=SERIES_COLOURS[1], lw=4, alpha=0.55, label=tr("closed form")
         )
         (self.measured_line,) = ax.plot(
             [],
@@ -85,11 +86,11 @@ class DecayExplorer(Explorer):
             ls="none",
             marker="o",
             ms=4,
-            color="tab:blue",
+            color=SERIES_COLOURS[0],
             label=tr("measured"),
         )
         self.rebound_line = ax.axvline(
-            0.0, color="tab:green", ls="--", lw=1.5, label=tr("first rebound")
+            0.0, color=SERIES_COLOURS[2], ls="--", lw=1.5, label=tr("first rebound")
         )
         ax.axhline(0.0, color="gray", lw=0.8)
         ax.set_xlabel(tr("distance k"))
@@ -98,7 +99,7 @@ class DecayExplorer(Explorer):
         ax.legend(
             loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=3, fontsize=FONT, frameon=False
         )
-        (self.bound_line,) = self.ax_bound.plot([], [], color="tab:purple", lw=2)
+        (self.bound_line,) = self.ax_bound.plot([], [], color=SERIES_COLOURS[3], lw=2)
         self.ax_bound.set_xlabel(tr("relative distance r"))
         self.ax_bound.set_ylabel(tr("(1/(d/2)) sum_j |S_j|"))
         for axis in (ax.xaxis, ax.yaxis, self.ax_bound.xaxis, self.ax_bound.yaxis):

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from helpers.i18n import tr
+from helpers.palette import series_style
 from helpers.widgets.base import FONT, Explorer, int_slider, interactive, subtitle
 
 if TYPE_CHECKING:
@@ -97,8 +98,12 @@ class FamiliesExplorer(Explorer):
         ax_bias = fig.add_axes((0.62, 0.13, 0.28, 0.72))
         ax_bar = fig.add_axes((0.915, 0.2, 0.012, 0.58))
         self.ax, self.ax_bias = ax, ax_bias
-        (self.log_dots,) = ax.plot([], [], ".", ms=3, color="tab:orange", label=tr("log-spaced"))
-        (self.exact_dots,) = ax.plot([], [], ".", ms=4, color="tab:blue", label=tr("exact"))
+        (self.log_dots,) = ax.plot(
+            [], [], ms=3, label=tr("log-spaced"), **(series_style(1) | {"linestyle": "none"})
+        )
+        (self.exact_dots,) = ax.plot(
+            [], [], ms=4, label=tr("exact"), **(series_style(0) | {"linestyle": "none"})
+        )
         self.limits = ax.vlines([0, 0], 0, 1, colors="0.3", linestyles=":", lw=1)
         ax.set_xlim(-REL_RANGE, REL_RANGE)
         ax.set_xlabel(tr("rel = j − i (key minus query)"))

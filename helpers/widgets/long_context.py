@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from helpers.i18n import tr
+from helpers.palette import series_style
 from helpers.widgets.base import FONT, Explorer, int_slider, interactive, log_slider
 
 if TYPE_CHECKING:
@@ -29,14 +30,13 @@ if TYPE_CHECKING:
 
 __all__ = ["METHODS", "LongContextExplorer", "long_context_explorer"]
 
-# (label, colour) of each method, in the notebook's order
-METHODS = (
-    ("plain RoPE", "0.35"),
-    ("position interpolation", "tab:blue"),
-    ("NTK-aware", "tab:orange"),
-    ("dynamic NTK", "tab:red"),
-    ("YaRN", "tab:green"),
-    ("Llama 3", "tab:purple"),
+# (label, style) of each method, in the notebook's order: the course's palette, each with a
+# line style and a marker of its own (helpers.plots.series_style)
+METHODS = tuple(
+    (label, series_style(k))
+    for k, label in enumerate(
+        ("plain RoPE", "position interpolation", "NTK-aware", "dynamic NTK", "YaRN", "Llama 3")
+    )
 )
 RATE_LIMITS = (1e-9, 3.0)
 
@@ -114,12 +114,11 @@ class LongContextExplorer(Explorer):
         )
         ax_ratio.add_patch(self.slow_band)
         self.rate_lines, self.ratio_lines = [], []
-        for label, colour in METHODS:
+        for label, style in METHODS:
             width = 2.4 if label == "plain RoPE" else 1.4
-            self.rate_lines.append(
-                ax_rate.plot([], [], color=colour, lw=width, label=shown(label))[0]
-            )
-            self.ratio_lines.append(ax_ratio.plot([], [], color=colour, lw=width)[0])
+            style = style | {"lw": width, "ms": 5, "markevery": 0.1}
+            self.rate_lines.append(ax_rate.plot([], [], label=shown(label), **style)[0])
+            self.ratio_lines.append(ax_ratio.plot([], [], **style)[0])
         ax_ratio.axhline(1.0, color="k", ls=":", lw=1)
         for ax in (ax_rate, ax_ratio):
             ax.set_yscale("log")

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from helpers.i18n import tr
+from helpers.palette import SERIES_COLOURS
 from helpers.widgets.base import (
     Explorer,
     int_slider,
@@ -95,10 +96,10 @@ class NormExplorer(Explorer):
         self.ax_dist = fig.add_axes((0.62, 0.12, 0.36, 0.73))
         ax = self.ax_norm
         (self.norm_line,) = ax.plot(
-            [], [], color="tab:blue", lw=2.5, label=tr("measured: pe_norms(pe)")
+            [], [], color=SERIES_COLOURS[0], lw=2.5, label=tr("measured: pe_norms(pe)")
         )
         self.target_line = ax.axhline(
-            0.0, color="tab:red", ls="--", lw=1.5, label=tr("expected: sqrt(d/2)")
+            0.0, color=SERIES_COLOURS[4], ls="--", lw=1.5, label=tr("expected: sqrt(d/2)")
         )
         ax.set_xlabel(tr("position pos"))
         ax.set_ylabel(tr("norm of the row  ||PE[pos]||"))

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from helpers.i18n import tr
+from helpers.palette import SERIES_COLOURS
 from helpers.widgets.base import (
     FONT,
     Explorer,
@@ -45,7 +46,7 @@ __all__ = [
 ]
 
 METHODS = ("RoPE", "additive", "ALiBi")
-COLOURS = {"RoPE": "tab:blue", "additive": "tab:orange", "ALiBi": "tab:green"}
+COLOURS = dict(zip(METHODS, SERIES_COLOURS))
 DENSE = 160  # starts on the background curves
 XTICKS = (0, 10, 100, 1000, 10000, 100000)
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from helpers.i18n import tr
+from helpers.palette import SERIES_COLOURS
 from helpers.widgets.base import (
     FONT,
     Explorer,
@@ -103,13 +104,13 @@ class RopeExplorer(Explorer):
         turns_ax = fig.add_axes((0.62, 0.27, 0.36, 0.58))
         self.ax, self.turns_ax = ax, turns_ax
         (self.q_only_line,) = ax.plot(
-            [], [], color="tab:orange", lw=1.2, ls="--", label=tr("only q rotated (a mistake)")
+            [], [], color=SERIES_COLOURS[1], lw=1.2, ls="--", label=tr("only q rotated (a mistake)")
         )
         (self.both_line,) = ax.plot(
-            [], [], color="tab:blue", lw=2.2, label=tr("q and k rotated (RoPE)")
+            [], [], color=SERIES_COLOURS[0], lw=2.2, label=tr("q and k rotated (RoPE)")
         )
         (self.now,) = ax.plot(
-            [], [], "o", color="tab:blue", ms=7, label=tr("rope_score(q, k, m, n)")
+            [], [], "o", color=SERIES_COLOURS[0], ms=7, label=tr("rope_score(q, k, m, n)")
         )
         ax.set_xlim(0, self.max_len - 1)
         ax.set_xlabel(tr("shift s: query at m + s, key at n + s"))
@@ -123,10 +124,10 @@ class RopeExplorer(Explorer):
         self.score_title = subtitle(ax)  # short: every glyph is drawn at every update
 
         (self.fast_dots,) = turns_ax.plot(
-            [], [], ".", color="0.6", ms=5, label=tr("≥ 1 turn: scrambled")
+            [], [], "x", color="0.45", ms=4, label=tr("≥ 1 turn: scrambled")
         )
         (self.slow_dots,) = turns_ax.plot(
-            [], [], ".", color="tab:green", ms=6, label=tr("< 1 turn: still ordered")
+            [], [], "o", color=SERIES_COLOURS[2], ms=4, label=tr("< 1 turn: still ordered")
         )
         turns_ax.axhline(1.0, color="k", lw=0.8, ls=":")
         turns_ax.set_yscale("log")

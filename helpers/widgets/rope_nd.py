@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from helpers.i18n import tr
+from helpers.palette import SERIES_COLOURS, bar_style, series_style
 from helpers.widgets.base import (
     FONT,
     Explorer,
@@ -267,7 +268,8 @@ def patch_score_explorer(
     )
 
 
-ROWS = (("t", "tab:green"), ("h", "tab:blue"), ("w", "tab:orange"))
+# each row of position ids: its colour, line style and marker (the course palette)
+ROWS = tuple((name, series_style(k)) for k, name in enumerate(("t", "h", "w")))
 BUDGET_D, BUDGET_BASE, FRAMES = 128, 1e6, 8  # the head of the frequency-budget panel
 LAYOUTS = {False: [16, 24, 24], True: [24, 20, 20]}  # Qwen2-VL's blocks, Qwen3-VL's interleave
 
@@ -328,15 +330,24 @@ class MropeExplorer(Explorer):
         self.image_band = Rectangle((0, 0), 0, 1, color="0.88", lw=0, zorder=0)
         ax.add_patch(self.image_band)
         self.id_lines = [
-            ax.step([], [], where="mid", color=colour, lw=1.6, label=tr("{row} id", row=name))[0]
-            for name, colour in ROWS
+            ax.plot(
+                [],
+                [],
+                drawstyle="steps-mid",
+                lw=1.6,
+                ms=5,
+                markevery=0.08,
+                label=tr("{row} id", row=name),
+                **style,
+            )[0]
+            for name, style in ROWS
         ]
-        self.count_line = ax.axvline(0, color="tab:red", ls="--", lw=1.2)
+        self.count_line = ax.axvline(0, color=SERIES_COLOURS[4], ls="--", lw=1.2)
         (self.count_mark,) = ax.plot(
             [],
             [],
             "x",
-            color="tab:red",
+            color=SERIES_COLOURS[4],
             ms=8,
             mew=2,
             label=tr("the next id if the image counted h·w tokens"),
@@ -369,7 +380,10 @@ class MropeExplorer(Explorer):
             from matplotlib.patches import Patch
 
             bx.legend(
-                handles=[Patch(color=c, label=tr("{row} pairs", row=n)) for n, c in ROWS],
+                handles=[
+                    Patch(label=tr("{row} pairs", row=n), **bar_style(k))
+                    for k, (n, _) in enumerate(ROWS)
+                ],
                 loc="upper right",
                 ncol=3,
                 fontsize=FONT,
@@ -442,7 +456,10 @@ class MropeExplorer(Explorer):
         self.turns = (axis, turn)
         for bar, a, t in zip(self.bars, axis, turn):
             bar.set_height(max(float(t), 1e-6))
-            bar.set_color(ROWS[int(a)][1])
+            style = bar_style(int(a))
+            bar.set_facecolor(style["color"])
+            bar.set_hatch(style["hatch"])
+            bar.set_edgecolor(style["edgecolor"])
         fastest = [float(turn[axis == a].max()) if np.any(axis == a) else 0.0 for a in range(3)]
         self.budget_note.set_text(
             tr(

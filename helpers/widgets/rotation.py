@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from helpers.i18n import tr
+from helpers.palette import SERIES_COLOURS
 from helpers.widgets.base import (
     FONT,
     Explorer,
@@ -123,16 +124,16 @@ class ShiftExplorer(Explorer):
         ax.axis("off")
         self.faces = LineCollection([], colors="0.7", linewidths=1.0)
         self.arcs = LineCollection(
-            [], colors="tab:green", linewidths=1.5, label=tr("swept angle k·θᵢ")
+            [], colors=SERIES_COLOURS[2], linewidths=1.5, label=tr("swept angle k·θᵢ")
         )
         self.before = LineCollection([], colors="0.55", linewidths=2.5, label=tr("PE(pos)"))
         self.after = LineCollection(
-            [], colors="tab:blue", linewidths=2.5, label=tr("M(k) @ PE(pos)")
+            [], colors=SERIES_COLOURS[0], linewidths=2.5, label=tr("M(k) @ PE(pos)")
         )
         for artist in (self.faces, self.arcs, self.before, self.after):
             ax.add_collection(artist)
         (self.target,) = ax.plot(
-            [], [], "o", ms=10, mfc="none", mec="tab:orange", mew=2, label=tr("PE(pos + k)")
+            [], [], "o", ms=10, mfc="none", mec=SERIES_COLOURS[1], mew=2, label=tr("PE(pos + k)")
         )
         self.labels = [
             ax.text(c[0], c[1] - _RADIUS - 0.05, "", ha="center", va="top", fontsize=FONT)
@@ -153,8 +154,8 @@ class ShiftExplorer(Explorer):
         )
         self._labelled_d = None
 
-        (self.err_line,) = err_ax.plot([], [], color="tab:blue", lw=1)
-        self.err_mark = err_ax.axvline(0, color="tab:orange", lw=1.2, ls="--")
+        (self.err_line,) = err_ax.plot([], [], color=SERIES_COLOURS[0], lw=1)
+        self.err_mark = err_ax.axvline(0, color=SERIES_COLOURS[1], lw=1.2, ls="--")
         err_ax.set_yscale("log")
         err_ax.set_ylim(_FLOOR / 3, 30)
         err_ax.set_xlim(0, self.max_len - 1)

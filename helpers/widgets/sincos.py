@@ -17,6 +17,7 @@ import numpy as np
 
 from helpers import validate
 from helpers.i18n import tr
+from helpers.palette import SERIES_COLOURS
 from helpers.widgets.base import FONT, Explorer, int_slider, interactive, learner, log_slider
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 MAX_LEN = 512
 MAX_D = 512
 HAND_LENGTHS = (1.0, 0.82, 0.64, 0.46)
-HAND_COLOURS = ("tab:red", "tab:orange", "tab:green", "tab:blue")
+HAND_COLOURS = SERIES_COLOURS[:4]  # each hand is also told by its length and its label
 
 
 def hand_pairs(d: int) -> list[int]:
@@ -98,10 +99,10 @@ class SincosExplorer(Explorer):
         fig.colorbar(self.heat, cax=cax)
 
         (self.sin_line,) = self.ax_row.plot(
-            [], [], "o-", ms=3, lw=1, color="tab:red", label=tr("sin (even j)")
+            [], [], "o-", ms=3, lw=1, color=SERIES_COLOURS[4], label=tr("sin (even j)")
         )
         (self.cos_line,) = self.ax_row.plot(
-            [], [], "s-", ms=3, lw=1, color="tab:blue", label=tr("cos (odd j)")
+            [], [], "s--", ms=3, lw=1, color=SERIES_COLOURS[0], label=tr("cos (odd j)")
         )
         self.ax_row.set_ylim(-1.45, 1.15)  # room under -1 for the legend: it stays static
         self.ax_row.axhline(0, color="0.8", lw=0.8)
