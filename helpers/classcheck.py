@@ -347,6 +347,15 @@ def kind_of(name: str, path: Path = DATA) -> str | None:
     return next((f["kind"] for fs in notebooks for f in fs if f["name"] == name), None)
 
 
+def notebook_of(name: str, path: Path = DATA) -> str | None:
+    """The id of the notebook whose exercise is the graded function ``name``, or None."""
+    try:
+        notebooks = load(path)["notebooks"].items()
+    except (OSError, ValueError, KeyError):
+        return None
+    return next((base for base, fs in notebooks if any(f["name"] == name for f in fs)), None)
+
+
 def section_of(name: str, path: Path = DATA) -> str | None:
     """Where the notebook teaches the graded function ``name`` ("Exercise 3: `alibi_attention`"),
     in the current language, or None."""

@@ -147,6 +147,24 @@ def _section(name: str) -> str | None:
     return classcheck.section_of(name) if classcheck.available() else None
 
 
+def _place(name: str) -> str | None:
+    """The notebook and exercise that teach ``name`` ("10_long_context, Exercise 5:
+    `yarn_thetas`"), from the same tables as ``_section``."""
+    section = _section(name)
+    if not section:
+        return None
+    if helpers.has_teacher():
+        from helpers.teacher import exercises
+
+        notebook = exercises.load().get(name, {}).get("assignment")
+    else:
+        from helpers import classcheck
+
+        notebook = classcheck.notebook_of(name)
+    return f"{notebook}, {section}" if notebook else section
+
+
 session.judge_callees_with(_judge_callee)
 session.sections_with(_section)
 session.note_types_with(_type_note)
+session.places_with(_place)

@@ -135,6 +135,13 @@ def note_types_with(note) -> None:
     _JUDGE[1] = note
 
 
+def judged(callee: str, calls) -> str | None:
+    """What the judge ``helpers.grader`` gave says ``callee`` gets wrong on ``calls``
+    (``[(fn, args, kwargs), ...]``), or None where no judge is set."""
+    judge = _JUDGE[0]
+    return None if judge is None else judge(callee, calls)
+
+
 def judge_callees_with(judge) -> None:
     """The function that decides, when a visible test fails, whether a function its tested
     function calls is wrong now on the values the test gave it: ``judge(callee, calls)``
@@ -643,6 +650,26 @@ def sections_with(find) -> None:
     while len(_JUDGE) < 3:
         _JUDGE.append(None)
     _JUDGE[2] = find
+
+
+def places_with(find) -> None:
+    """``find(name)``: the notebook and exercise that teach ``name`` ("10_long_context,
+    Exercise 5: `yarn_thetas`"), or None (given by ``helpers.grader``)."""
+    while len(_JUDGE) < 4:
+        _JUDGE.append(None)
+    _JUDGE[3] = find
+
+
+def taught_in(name: str) -> str:
+    """Where the course teaches ``name``: its notebook and exercise, or "" where that is
+    not known (no grader loaded, no table in this build)."""
+    find = _JUDGE[3] if len(_JUDGE) > 3 else None
+    if find is None:
+        return ""
+    try:
+        return find(name) or ""
+    except Exception:  # noqa: BLE001 - no table: the place is not named
+        return ""
 
 
 def _exercise(name: str) -> str:

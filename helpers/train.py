@@ -40,6 +40,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from helpers.session import taught_in
+from helpers.smoothing import BREAK_WINDOW, smooth  # noqa: F401 - train.smooth in 13's cells
+
 SCHEMES = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
 BOS_NAME = "BOS"
 LN_EPS = 1e-5
@@ -822,17 +825,6 @@ def optimum_curve(cfg: Config, length: int, n: int = 64, seed: int = 12345) -> n
     return loss.mean(axis=0)
 
 
-def smooth(x, window: int = 8) -> np.ndarray:
-    """A centred moving mean over ``window`` positions; near the ends, the mean of the
-    positions there are (``np.convolve(mode="same")`` alone counts the missing ones as
-    zeros, and every curve would plunge at its last positions).
-    # shape: that of x
-    """
-    x = np.asarray(x, dtype=np.float64)
-    kernel = np.ones(int(window))
-    return np.convolve(x, kernel, mode="same") / np.convolve(np.ones_like(x), kernel, mode="same")
-
-
 def n_params(params: dict) -> int:
     """How many numbers a model learns."""
     return int(sum(np.size(w) for w in params.values()))
@@ -909,26 +901,10 @@ EXPERIMENT = (
     ("t5_md128", "t5", 128),
 )
 FACTORS = (1, 2, 4, 8)
-# breaking_point's window on the excess over the optimum: the optimum itself, scored on the
-# notebook's 64 sequences, "breaks at 116" with a window of 3 (per-position SD about 0.12
-# nats) and never with 8
-BREAK_WINDOW = 8
 
 
-# Where each function the experiment uses is taught, and calls like the experiment's own
-# (small): a pasted or written function is judged on them against the reference.
-TAUGHT_IN = {
-    "sinusoidal_pe": "02_sincos",
-    "apply_rope": "06_rope",
-    "alibi_bias": "07_alibi",
-    "t5_bucket": "09_families",
-    "yarn_thetas": "10_long_context",
-    "chain_entropy": "13_train_short, Exercise 2",
-    "attention_entropy": "13_train_short, Exercise 3",
-    "breaking_point": "13_train_short, Exercise 4",
-}
-
-
+# Calls like the experiment's own (small): a pasted or written function is judged on them
+# against the reference.
 def _calls(name: str) -> list[tuple[tuple, dict]]:
     rel = np.arange(40)[None, :] - np.arange(40)[:, None]  # j - i
     eye = np.broadcast_to(np.eye(16), (8, 16, 16)).copy()  # rope_matrices' call, 8 positions
@@ -954,12 +930,12 @@ def _wrong(name: str, fn: Callable) -> str | None:
     """What the course's checks say ``fn`` gets wrong on the experiment's kind of calls
     (with the mistake's name where they know it), or None: the reference's answers where
     the checks are installed, the public checks' in the classroom build."""
-    from helpers.grader import _judge_callee
+    from helpers.session import judged  # the grader's judge (set as helpers.grader loads)
 
     calls = [(fn, args, kwargs) for args, kwargs in _calls(name)]
     with np.errstate(all="ignore"):
         try:
-            return _judge_callee(name, calls)
+            return judged(name, calls)
         except Exception:  # noqa: BLE001 - no checks here, or a check that cannot run
             return None
 
@@ -981,7 +957,7 @@ def yours_or_reference(name: str, fn: Callable | None) -> tuple[Callable | None,
     taught, so that a pasted mistake never passes for a finding of the experiment. Where
     there is no reference (the classroom build) a wrong function is used, and said to be.
     """
-    where = TAUGHT_IN.get(name, "")
+    where = taught_in(name)
     if fn is None:
         return None, f"{name}: the reference's"
     try:
@@ -1008,7 +984,7 @@ def reference_of(name: str, fn: Callable | None) -> Callable:
     if not _has_reference():
         raise RuntimeError(
             f"{name} is not written yet and this installation has no reference: "
-            f"write it ({TAUGHT_IN.get(name, '')}), then run this cell again"
+            f"write it ({taught_in(name)}), then run this cell again"
         )
     from helpers import reference
 

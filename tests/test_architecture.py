@@ -26,6 +26,7 @@ LAYERS = [
         "helpers.fonts",
         "helpers.figure_words",
         "helpers.palette",
+        "helpers.smoothing",
     ],
     ["helpers.teacher", "helpers.teacher.reference", "helpers.plots", "helpers.widgets"],
     ["helpers.session"],

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import helpers.grader  # noqa: F401 - as 13's first cell: it gives the session its judge
 import helpers.reference as ref
 from helpers import train as tr
 
@@ -54,7 +55,7 @@ def test_yarn_of_takes_a_working_function_and_says_whose():
 
     assert tr.yarn_of(stub) == (
         None,
-        "yarn_thetas: the reference's (yours is not written yet: 10_long_context)",
+        "yarn_thetas: the reference's (yours is not written yet: 10_long_context, Exercise 5: `yarn_thetas`)",
     )
 
     def paper_ramp(d, base, factor, original_max, beta_fast=32, beta_slow=1):

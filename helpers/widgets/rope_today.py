@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from helpers.i18n import tr
+from helpers.palette import SERIES_COLOURS
 from helpers.widgets.base import FONT, Explorer, checkbox, int_slider, interactive, learner
 
 if TYPE_CHECKING:
@@ -126,15 +127,29 @@ class RopeTodayExplorer(Explorer):
         pairs = np.arange(HEAD_D // 2)
         # markers as well as lines: one rotated pair is one point, not an empty panel
         (self.partial_line,) = ax_rate.plot(
-            pairs, np.full(pairs.size, np.nan), "o-", lw=1.8, ms=3, clip_on=False
+            pairs,
+            np.full(pairs.size, np.nan),
+            "o-",
+            lw=1.8,
+            ms=3,
+            clip_on=False,
+            color=SERIES_COLOURS[0],
         )
         (self.proportional_line,) = ax_rate.plot(
-            pairs, np.full(pairs.size, np.nan), "s-", lw=1.8, ms=3, clip_on=False
+            pairs,
+            np.full(pairs.size, np.nan),
+            "s--",
+            lw=1.8,
+            ms=3,
+            clip_on=False,
+            color=SERIES_COLOURS[1],
         )
         # Qwen3.5's interleave on the rotated pairs: one marker series per axis
         self.axis_lines = [
-            ax_rate.plot(pairs, np.full(pairs.size, np.nan), marker, ms=6, mfc="none", mew=1.2)[0]
-            for marker in ("v", "^", "D")
+            ax_rate.plot(
+                pairs, np.full(pairs.size, np.nan), marker, ms=6, mfc="none", mew=1.2, color=colour
+            )[0]
+            for marker, colour in zip(("v", "^", "D"), SERIES_COLOURS[2:5], strict=True)
         ]
         for line, name in zip(
             self.axis_lines, (tr("Qwen3.5: temporal"), tr("height"), tr("width")), strict=True

@@ -83,7 +83,7 @@ class TrainShortExplorer(Explorer):
         yarn: dict | None = None,
         beta_fast: float = 32.0,
     ):
-        from helpers.train import smooth
+        from helpers.smoothing import smooth
 
         best = np.asarray(results["best"], dtype=np.float64)
         floor = np.asarray(results.get("optimum", best), dtype=np.float64)
@@ -116,7 +116,7 @@ class TrainShortExplorer(Explorer):
 
     def draw(self, fig: Figure) -> None:
         from helpers.plots import train_short_style
-        from helpers.train import BREAK_WINDOW
+        from helpers.smoothing import BREAK_WINDOW
 
         self.window = BREAK_WINDOW
         fig.set_layout_engine(None)
