@@ -70,6 +70,17 @@ def test_what_came_back_shows_the_values_an_assert_compared():
     ]
 
 
+def test_a_nan_or_an_inf_is_reported_as_such_at_its_index():
+    """[nan, 0.693147] against [0.5, 0.6931472]: the nan, not the 1e-7 of index 1."""
+    source = 'r = np.array([np.nan, 0.693147])\nassert np.allclose(r, [0.5, 0.6931472]), "r is off"'
+    exc, _ = _failed(source)
+    said = came_back.came_back(exc, source)
+    assert said[-1] == "  nan at index 0, where the other side has 0.5", said
+    source = 'r = np.array([1.0, -np.inf])\nassert np.allclose(r, [1.0, 3.0]), "r is off"'
+    exc, _ = _failed(source)
+    assert came_back.came_back(exc, source)[-1] == "  -inf at index 1, where the other side has 3"
+
+
 def test_what_came_back_takes_the_false_term_and_the_sides_of_a_difference():
     source = 's = 2.5\nassert s > 0 and abs(s - 1.5) < 1e-9, "s should be 1.5"'
     exc, _ = _failed(source)
