@@ -120,3 +120,23 @@ def test_a_callee_is_named_only_when_it_is_wrong_now_on_the_test_s_values():
     assert asked == [("_helper", [(1,)]), ("apply_rope", [(2,)])]  # a callee never called: not
     assert came_back.callee_first("rope_score", recorded, None) == []
     assert came_back.callee_first("rope_score", {"_helper": [(None, (1,), {})]}, judge) == []
+
+
+def test_the_html_table_is_left_aligned_and_keeps_a_formula_on_one_line():
+    """JupyterLab right-aligns table cells unless each cell says otherwise; a formula in a
+    message (``exp(z - max(z))``) is not broken at its spaces."""
+    import re
+
+    row = report.Row(
+        "softmax",
+        "FAILED",
+        False,
+        "wrong on x: no maximum subtracted (compute exp(z - max(z)) / sum(exp(z - max(z))))",
+        details=("the stable form (exp(z - max(z))) keeps every term at most 1",),
+    )
+    page = report.html("self-check", [row])
+    cells = re.findall(r"<td style=\"([^\"]*)\"", page)
+    assert cells and all("text-align: left" in style for style in cells), cells
+    assert "exp(z&nbsp;-&nbsp;max(z))&nbsp;/&nbsp;sum(exp(z&nbsp;-&nbsp;max(z)))" in page, page
+    assert "(exp(z&nbsp;-&nbsp;max(z)))" in page
+    assert "no maximum subtracted (compute" in page  # prose still breaks at its spaces
