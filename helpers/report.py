@@ -55,6 +55,17 @@ class Row:
     state: str = ""  # "passed", "partly", "failed" or "unchecked": the colour of the HTML row
 
 
+def mistake_first(first: str, rest: list[str]) -> tuple[str, list[str]]:
+    """A message's lines with the named mistake ("This looks like a known mistake (...)")
+    first: it is what the learner should read before the case it was found on."""
+    prefix = tr("This looks like a known mistake ({mistake}): {message}", mistake="\0", message="")
+    prefix = prefix.split("\0")[0]
+    named = next((line for line in rest if line.startswith(prefix)), None)
+    if named is None:
+        return first, rest
+    return named, [first, *(line for line in rest if line is not named)]
+
+
 def width(text: str) -> int:
     """The columns ``text`` takes in a monospaced font (Hangul and other wide letters: 2)."""
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)

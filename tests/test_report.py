@@ -140,3 +140,23 @@ def test_the_html_table_is_left_aligned_and_keeps_a_formula_on_one_line():
     assert "exp(z&nbsp;-&nbsp;max(z))&nbsp;/&nbsp;sum(exp(z&nbsp;-&nbsp;max(z)))" in page, page
     assert "(exp(z&nbsp;-&nbsp;max(z)))" in page
     assert "no maximum subtracted (compute" in page  # prose still breaks at its spaces
+
+
+def test_the_named_mistake_is_the_first_line_the_learner_reads():
+    """ "wrong on [1000, 0]: got inf" says less than the mistake it matches: the mistake comes
+    first, the case after it, in both languages."""
+    from helpers.i18n import tr
+    from helpers.teacher.verdict import FunctionResult, row_of
+
+    for lang in ("en", "ko"):
+        with speaking(lang):
+            named = tr(
+                "This looks like a known mistake ({mistake}): {message}",
+                mistake=tr("no maximum subtracted"),
+                message="exp(z) overflows",
+            )
+            message = f"wrong on x = [1000, 0]: got inf, expected 1\n{named}"
+            row = row_of(FunctionResult("softmax", False, message))
+            assert row.summary == named, (lang, row)
+            assert row.details[0] == "wrong on x = [1000, 0]: got inf, expected 1"
+    assert report.mistake_first("wrong", ["a detail"]) == ("wrong", ["a detail"])
