@@ -206,6 +206,11 @@ def _draws(expr: ast.AST, namespace: Mapping) -> bool:
     return False
 
 
+def _number(x: float) -> str:
+    """``nan``, ``inf``, ``-inf`` or the number, as a learner reads it."""
+    return f"{x:.6g}" if np.isfinite(x) else str(float(x))
+
+
 def _difference(pair: list) -> str | None:
     """Where two arrays of the same shape differ most, when they are numbers."""
     try:
@@ -214,6 +219,18 @@ def _difference(pair: list) -> str | None:
         return None
     if a.shape != b.shape or a.ndim == 0 or a.size < 2:
         return None
+    # a nan or an inf where the other side has something else comes first: the largest
+    # finite difference would hide it
+    odd = ~(np.isfinite(a) & np.isfinite(b)) & ~(a == b)
+    if np.any(odd):
+        index = np.unravel_index(np.argmax(odd), odd.shape)
+        where = index[0] if len(index) == 1 else tuple(int(i) for i in index)
+        return tr(
+            "{value} at index {index}, where the other side has {other}",
+            value=_number(a[index]),
+            index=where,
+            other=_number(b[index]),
+        )
     with np.errstate(invalid="ignore"):
         diff = np.abs(a - b)
     if not np.any(np.isfinite(diff)) or np.nanmax(diff) == 0:

@@ -425,11 +425,12 @@ def _shown(verdict: str) -> str:
 
 def rows(report: ClassReport) -> list:
     """The rows of the self-check's table (``helpers.report``), in notebook order."""
-    from helpers.report import Row
+    from helpers.report import Row, mistake_first
 
     out = []
     for r in report.results:
         first, *rest = r.message.splitlines() or [""]
+        first, rest = mistake_first(first, rest)
         out.append(
             Row(
                 name=r.name,

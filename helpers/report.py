@@ -16,6 +16,7 @@ them from its verdicts (``helpers.teacher.verdict.Report.rows``).
 from __future__ import annotations
 
 import os
+import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -52,6 +53,17 @@ class Row:
     constant: bool = False  # a graded constant (DIM), not a function
     warnings: tuple[str, ...] = ()  # what the learner's own code warned while it was checked
     state: str = ""  # "passed", "partly", "failed" or "unchecked": the colour of the HTML row
+
+
+def mistake_first(first: str, rest: list[str]) -> tuple[str, list[str]]:
+    """A message's lines with the named mistake ("This looks like a known mistake (...)")
+    first: it is what the learner should read before the case it was found on."""
+    prefix = tr("This looks like a known mistake ({mistake}): {message}", mistake="\0", message="")
+    prefix = prefix.split("\0")[0]
+    named = next((line for line in rest if line.startswith(prefix)), None)
+    if named is None:
+        return first, rest
+    return named, [first, *(line for line in rest if line is not named)]
 
 
 def width(text: str) -> int:
@@ -158,6 +170,33 @@ def render(header: str, rows: Sequence[Row], columns: int = WIDTH) -> str:
 COLOURS = {"passed": "#1a7f37", "partly": "#9a6700", "failed": "#cf222e"}
 
 
+# Every cell left-aligned on its own: JupyterLab's stylesheet right-aligns a table's cells,
+# whatever the table says.
+TD = "text-align: left; vertical-align: top; padding: 2px 8px"
+_OPERATOR = re.compile(r" [-+*/^=<>]+ ")
+
+
+def unbroken(text: str) -> str:
+    """``text`` with the spaces inside each parenthesized formula (a group with an operator
+    between spaces: ``exp(z - max(z))``) made non-breaking, so that a line never breaks in
+    the middle of an expression."""
+    out, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        if char == "(":
+            if depth == 0:
+                out.append(text[start:i])
+                start = i
+            depth += 1
+        elif char == ")" and depth:
+            depth -= 1
+            if depth == 0:
+                group = text[start : i + 1]
+                out.append(group.replace(" ", "&nbsp;") if _OPERATOR.search(group) else group)
+                start = i + 1
+    out.append(text[start:])
+    return "".join(out)
+
+
 def html(header: str, rows: Sequence[Row], notes: Sequence[str] = ()) -> str:
     """The self-check as JupyterLab shows it: a table with a verdict colour per row and the
     details of a row in a ``<details>`` to open. Every text is escaped (a learner's message
@@ -182,16 +221,16 @@ def html(header: str, rows: Sequence[Row], notes: Sequence[str] = ()) -> str:
         text = f"{sentence(row.summary)} {row.where}".strip() if row.where else row.summary
         said = (*row.details, *row.warnings) if not row.passed else row.warnings
         more = [*said, row.replay] if (not row.passed and row.replay) else list(said)
-        cell = escape(text)
+        cell = unbroken(escape(text))
         if more:
-            body = "<br>".join(escape(line) for line in more if line)
+            body = "<br>".join(unbroken(escape(line)) for line in more if line)
             cell += f"<details><summary>{escape(tr('details'))}</summary>{body}</details>"
         out.append(
             f'<tr data-verdict="{escape(state)}">'
-            f'<td style="padding: 2px 8px"><code>{escape(row.name)}</code></td>'
-            f'<td style="padding: 2px 8px; color: {colour}; font-weight: bold">'
+            f'<td style="{TD}"><code>{escape(row.name)}</code></td>'
+            f'<td style="{TD}; color: {colour}; font-weight: bold">'
             f"{escape(row.verdict)}</td>"
-            f'<td style="padding: 2px 8px">{cell}</td></tr>'
+            f'<td style="{TD}">{cell}</td></tr>'
         )
     out.append("</tbody></table>")
     for line in [*_constants(rows), *notes]:

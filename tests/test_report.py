@@ -70,6 +70,17 @@ def test_what_came_back_shows_the_values_an_assert_compared():
     ]
 
 
+def test_a_nan_or_an_inf_is_reported_as_such_at_its_index():
+    """[nan, 0.693147] against [0.5, 0.6931472]: the nan, not the 1e-7 of index 1."""
+    source = 'r = np.array([np.nan, 0.693147])\nassert np.allclose(r, [0.5, 0.6931472]), "r is off"'
+    exc, _ = _failed(source)
+    said = came_back.came_back(exc, source)
+    assert said[-1] == "  nan at index 0, where the other side has 0.5", said
+    source = 'r = np.array([1.0, -np.inf])\nassert np.allclose(r, [1.0, 3.0]), "r is off"'
+    exc, _ = _failed(source)
+    assert came_back.came_back(exc, source)[-1] == "  -inf at index 1, where the other side has 3"
+
+
 def test_what_came_back_takes_the_false_term_and_the_sides_of_a_difference():
     source = 's = 2.5\nassert s > 0 and abs(s - 1.5) < 1e-9, "s should be 1.5"'
     exc, _ = _failed(source)
@@ -109,3 +120,43 @@ def test_a_callee_is_named_only_when_it_is_wrong_now_on_the_test_s_values():
     assert asked == [("_helper", [(1,)]), ("apply_rope", [(2,)])]  # a callee never called: not
     assert came_back.callee_first("rope_score", recorded, None) == []
     assert came_back.callee_first("rope_score", {"_helper": [(None, (1,), {})]}, judge) == []
+
+
+def test_the_html_table_is_left_aligned_and_keeps_a_formula_on_one_line():
+    """JupyterLab right-aligns table cells unless each cell says otherwise; a formula in a
+    message (``exp(z - max(z))``) is not broken at its spaces."""
+    import re
+
+    row = report.Row(
+        "softmax",
+        "FAILED",
+        False,
+        "wrong on x: no maximum subtracted (compute exp(z - max(z)) / sum(exp(z - max(z))))",
+        details=("the stable form (exp(z - max(z))) keeps every term at most 1",),
+    )
+    page = report.html("self-check", [row])
+    cells = re.findall(r"<td style=\"([^\"]*)\"", page)
+    assert cells and all("text-align: left" in style for style in cells), cells
+    assert "exp(z&nbsp;-&nbsp;max(z))&nbsp;/&nbsp;sum(exp(z&nbsp;-&nbsp;max(z)))" in page, page
+    assert "(exp(z&nbsp;-&nbsp;max(z)))" in page
+    assert "no maximum subtracted (compute" in page  # prose still breaks at its spaces
+
+
+def test_the_named_mistake_is_the_first_line_the_learner_reads():
+    """ "wrong on [1000, 0]: got inf" says less than the mistake it matches: the mistake comes
+    first, the case after it, in both languages."""
+    from helpers.i18n import tr
+    from helpers.teacher.verdict import FunctionResult, row_of
+
+    for lang in ("en", "ko"):
+        with speaking(lang):
+            named = tr(
+                "This looks like a known mistake ({mistake}): {message}",
+                mistake=tr("no maximum subtracted"),
+                message="exp(z) overflows",
+            )
+            message = f"wrong on x = [1000, 0]: got inf, expected 1\n{named}"
+            row = row_of(FunctionResult("softmax", False, message))
+            assert row.summary == named, (lang, row)
+            assert row.details[0] == "wrong on x = [1000, 0]: got inf, expected 1"
+    assert report.mistake_first("wrong", ["a detail"]) == ("wrong", ["a detail"])

@@ -133,6 +133,7 @@ def row_of(result: FunctionResult) -> Row:
                 name=result.name,
             )
         ]
+    first, rest = report.mistake_first(first, rest)
     return Row(
         name=result.name,
         verdict=result.verdict_shown,
