@@ -343,6 +343,9 @@ class SafeCollect(TeacherRoot, ExchangeCollect):
                 if not (self.update and newer):
                     self.log.info("No newer submission to collect: %s %s", entry.student, self._aid)
                     continue
+            # nbgrader's words (the Formgrader's Collect dialog shows them)
+            verb = "Updating" if dest.is_dir() else "Collecting"
+            self.log.info("%s submission: %s %s", verb, entry.student, self._aid)
             try:
                 self._copy(entry, dest)
             except Refused as exc:  # changed between the look and the copy
