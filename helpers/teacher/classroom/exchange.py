@@ -51,6 +51,7 @@ from nbgrader.exchange import ExchangeError
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignment
 from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
+from nbgrader.utils import parse_utc
 
 HERE = "helpers.teacher.classroom.exchange"
 # What the course's nbgrader_config.py sets (and the hub's teachers' configuration with it).
@@ -339,7 +340,8 @@ class SafeCollect(TeacherRoot, ExchangeCollect):
             )
             if dest.is_dir():
                 existing = self.coursedir.get_existing_timestamp(str(dest))  # naive UTC
-                newer = existing is None or rec["timestamp"] > existing
+                # as recorded (the learner's time when kept): the same entry is never newer
+                newer = existing is None or parse_utc(recorded_stamp(entry)) > existing
                 if not (self.update and newer):
                     self.log.info("No newer submission to collect: %s %s", entry.student, self._aid)
                     continue
