@@ -51,6 +51,7 @@ from nbgrader.exchange import ExchangeError
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignment
 from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
+from nbgrader.utils import parse_utc
 
 from helpers.teacher.files import write_csv
 from helpers.teacher.untrusted import shown  # a learner's name on one line, printable ASCII
@@ -406,10 +407,14 @@ class SafeCollect(TeacherRoot, ExchangeCollect):
             )
             if dest.is_dir():
                 existing = self.coursedir.get_existing_timestamp(str(dest))  # naive UTC
-                newer = existing is None or rec["timestamp"] > existing
+                # as recorded (the learner's time when kept): the same entry is never newer
+                newer = existing is None or parse_utc(recorded_stamp(entry)) > existing
                 if not (self.update and newer):
                     self.log.info("No newer submission to collect: %s %s", entry.student, self._aid)
                     continue
+            # nbgrader's words (the Formgrader's Collect dialog shows them)
+            verb = "Updating" if dest.is_dir() else "Collecting"
+            self.log.info("%s submission: %s %s", verb, entry.student, self._aid)
             try:
                 self._copy(entry, dest)
             except Refused as exc:  # changed between the look and the copy
