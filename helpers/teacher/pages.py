@@ -519,9 +519,7 @@ def _render_off_the_loop() -> None:
             "student": student_id,
             "last_name": submission.student.last_name,
             "first_name": submission.student.first_name,
-            "notebook_path": self.url_prefix
-            + "/"
-            + os.path.relpath(filename, self.coursedir.root),
+            "notebook_path": self.url_prefix + "/" + os.path.relpath(filename, self.coursedir.root),
         }
         if not os.path.exists(filename):
             resources["filename"] = filename
