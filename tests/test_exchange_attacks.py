@@ -613,6 +613,7 @@ def test_content_rewritten_during_collect_is_dated_by_the_rewrite(fresh):
 
 
 THREAD_BOMB = """import threading as _t, time as _time
+_t.stack_size(1 << 16)  # 64 KiB a thread: the memory limit alone lets about 38,000 start
 for _ in range(3000):
     _t.Thread(target=_time.sleep, args=(20,), daemon=True).start()
 """
