@@ -723,9 +723,10 @@ def test_a_class_on_the_hub(cls, browser):
         _modal_ok(page, f"Successfully released '{ASSIGNMENT}'")
         page.wait_for_load_state("networkidle")
         _shot(page, "1-teacher-released")
-        # the assignment's name (its source) and Preview (the release) open the folder in
-        # the teacher's Lab, in a tab of their own
-        for column, folder in (("name", "source"), ("preview", "release")):
+        # the assignment's name (its source) and Preview (the release, which the course's
+        # nbgrader_config.py names notebooks/) open the folder in the teacher's Lab, in a tab
+        # of their own
+        for column, folder in (("name", "source"), ("preview", "notebooks")):
             with page.expect_popup() as popup:
                 row.locator(f"td.{column} a").first.click()
             opened = popup.value
