@@ -56,6 +56,9 @@ PUBLIC_MODULES = (
     "helpers.grader",
     "helpers.i18n",
     "helpers.fonts",
+    "helpers.palette",
+    "helpers.figure_words",
+    "helpers.smoothing",
 )
 # Modules whose attributes learner code must not replace (undone, and the code fails).
 PROTECTED = (builtins, math, numpy)

@@ -203,6 +203,26 @@ class TrainShortExplorer(Explorer):
         if self.betas:
             self.yarn_text.set_text(self._yarn(length, beta_fast, yarn))
         self.text.set_text(tr("mean excess to {length}: ", length=length) + ", ".join(parts))
+        self._spread_labels()
+
+    def _spread_labels(self) -> None:
+        """The names at the lines' ends pushed apart upwards where they would overlap (at
+        the training length every model's excess is near 0)."""
+        lo, hi = self.ax.get_ylim()
+        gap = 0.05 * (hi - lo)
+        labels = sorted(
+            (label for label in self.labels.values() if label.get_text()),
+            key=lambda label: label.xy[1],
+        )
+        ys = [label.xy[1] for label in labels]
+        for k in range(1, len(ys)):  # upwards, each at least a gap above the one below
+            ys[k] = max(ys[k], ys[k - 1] + gap)
+        top = hi - gap / 2  # then down from inside the axes (the summary sits above them)
+        for k in reversed(range(len(ys))):
+            top = ys[k] = min(ys[k], top)
+            top -= gap
+        for label, y in zip(labels, ys, strict=True):
+            label.xy = (label.xy[0], y)
 
     def _yarn(self, length: int, beta_fast: float, shown: bool) -> str:
         """Draw the RoPE model's YaRN read for this length and beta_fast; its summary."""
