@@ -8,6 +8,7 @@ the class benchmark rehearse a class with it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -182,3 +183,17 @@ def clockwise_rope_learner(release_nb: Path, source_nb: Path, out: Path) -> None
         raise ValueError("the solution of apply_rope changed: update clockwise_rope_learner")
     answer.source = clockwise
     nbformat.write(nb, out)
+
+
+def cell_text(cell) -> str:
+    """What an executed cell shows as text: its streams, tracebacks and plain outputs,
+    without terminal colours."""
+    out = []
+    for o in cell.outputs:
+        if o.output_type == "stream":
+            out.append(o.text)
+        elif o.output_type == "error":
+            out.append("\n".join(o.traceback))
+        elif "text/plain" in o.get("data", {}):
+            out.append(o.data["text/plain"])
+    return re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(out))

@@ -10,7 +10,6 @@ cell reports that function.
 
 from __future__ import annotations
 
-import re
 import threading
 
 import nbformat
@@ -48,18 +47,6 @@ def _learner(nb_id: str, tmp_path, how: str, function: str | None = None):
     return nb, name, gid
 
 
-def _text(cell) -> str:
-    out = []
-    for o in cell.outputs:
-        if o.output_type == "stream":
-            out.append(o.text)
-        elif o.output_type == "error":
-            out.append("\n".join(o.traceback))
-        elif "text/plain" in o.get("data", {}):
-            out.append(o.data["text/plain"])
-    return re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(out))
-
-
 def _run(nb, tmp_path):
     NotebookClient(
         nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
@@ -79,10 +66,10 @@ def test_a_typo_inside_a_learner_s_function_does_not_stop_run_all(nb_id, tmp_pat
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert all(c.execution_count is not None for c in code)
     teaching = [
-        _text(c)
+        rehearsal.cell_text(c)
         for c in code
         if not c.get("id", "").startswith(("answer_", "test_", "recap_"))
-        and "NameError" in _text(c)
+        and "NameError" in rehearsal.cell_text(c)
     ]
     assert teaching, "no teaching cell met the broken function"
     said = " ".join(" ".join(teaching).split())
@@ -90,10 +77,12 @@ def test_a_typo_inside_a_learner_s_function_does_not_stop_run_all(nb_id, tmp_pat
         f"[not run to the end: your `{name}` ({_exercise(name)}) raised NameError: name " in said
     ), said
     assert "helpers/session.py" not in said  # no frame of the course's own
-    table = " ".join(_text(code[-1]).split())
+    table = " ".join(rehearsal.cell_text(code[-1]).split())
     assert f"self-check of {nb_id}" in table, table
-    row = next(line for line in _text(code[-1]).splitlines() if line.split()[:1] == [name])
-    assert "FAILED" in row, _text(code[-1])
+    row = next(
+        line for line in rehearsal.cell_text(code[-1]).splitlines() if line.split()[:1] == [name]
+    )
+    assert "FAILED" in row, rehearsal.cell_text(code[-1])
     assert f"See {_exercise(name)}." in table, table
 
 
@@ -105,7 +94,7 @@ def test_07_reaches_the_self_check_whatever_alibi_attention_does(how, tmp_path):
     nb, name, _ = _learner("07_alibi", tmp_path, how, "alibi_attention")
     _run(nb, tmp_path)
     cells = {c.get("id"): c for c in nb.cells}
-    said = " ".join(_text(cells["identity-trick-code"]).split())
+    said = " ".join(rehearsal.cell_text(cells["identity-trick-code"]).split())
     exercise = _exercise(name)
     expected = {
         "name": f"your `alibi_attention` ({exercise}) raised NameError: name 'slope' is not defined",
@@ -116,10 +105,10 @@ def test_07_reaches_the_self_check_whatever_alibi_attention_does(how, tmp_path):
     }[how]
     assert expected in said, said
     # the next cell that needs what this one computed says why it is missing
-    later = " ".join(_text(cells["local-heads-code"]).split())
+    later = " ".join(rehearsal.cell_text(cells["local-heads-code"]).split())
     assert "was not computed, because an earlier cell stopped at" in later, later
     assert "Traceback" not in later and "Error" not in later.split("stopped at")[0], later
-    table = _text(cells["self_check"])
+    table = rehearsal.cell_text(cells["self_check"])
     row = next(line for line in table.splitlines() if line.split()[:1] == [name])
     assert "FAILED" in row, table
     assert f"See {exercise}." in " ".join(table.split())
@@ -160,8 +149,8 @@ def test_the_korean_notebook_says_it_in_korean(tmp_path):
     nb, name, _ = _learner("07_alibi_ko", tmp_path, "name")
     _run(nb, tmp_path)
     code = [c for c in nb.cells if c.cell_type == "code"]
-    said = " ".join(" ".join(_text(c) for c in code[:-1]).split())
+    said = " ".join(" ".join(rehearsal.cell_text(c) for c in code[:-1]).split())
     number = exercises.load()[name]["exercise"]
     assert f"여러분의 `{name}`(연습 문제 {number}: `{name}`) 함수에서 NameError" in said, said
-    table = " ".join(_text(code[-1]).split())
+    table = " ".join(rehearsal.cell_text(code[-1]).split())
     assert "자가 점검" in table and f"연습 문제 {number}: `{name}`" in table, table

@@ -14,6 +14,7 @@ import pytest
 from nbclient import NotebookClient
 
 from helpers.i18n import split_assignment
+from tests import rehearsal
 from tests.conftest import REPO
 from tests.learner_kernel import LearnerKernel
 
@@ -171,7 +172,6 @@ def test_a_failed_visible_test_lets_run_all_go_on_and_the_self_check_says_where_
 
 def _rope_learner(tmp_path) -> nbformat.NotebookNode:
     """06_rope answered with the solutions, but a clockwise apply_rope and turns unwritten."""
-    from tests import rehearsal
 
     path = tmp_path / "06_rope.ipynb"
     rehearsal.clockwise_rope_learner(
@@ -304,7 +304,6 @@ def test_every_visible_assert_says_what_was_expected(nb_id):
 def test_a_wrong_answer_s_visible_tests_show_what_came_back(nb_id, tmp_path):
     """Every answer wrong (each result shifted by 0.5): every visible test whose assert
     fails shows the values it compared, in the notebook's language."""
-    from tests import rehearsal
 
     source = REPO / "source" / nb_id / f"{nb_id}.ipynb"
     path = tmp_path / f"{nb_id}.ipynb"
@@ -414,18 +413,6 @@ def _run(nb, tmp_path) -> nbformat.NotebookNode:
     return nb
 
 
-def _text(cell) -> str:
-    out = []
-    for o in cell.outputs:
-        if o.output_type == "stream":
-            out.append(o.text)
-        elif o.output_type == "error":
-            out.append("\n".join(o.traceback))
-        elif "text/plain" in o.get("data", {}):
-            out.append(o.data["text/plain"])
-    return re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(out))
-
-
 def _errors(cell) -> list[str]:
     return [o.ename for o in cell.outputs if o.output_type == "error"]
 
@@ -451,22 +438,25 @@ def test_run_all_reaches_the_self_check_whatever_an_answer_cell_does(tmp_path):
     _cell(nb, "answer_order_gap_with_pe").source += "\nraise RuntimeError('a stray line')\n"
     _run(nb, tmp_path)
     softmax = _cell(nb, "answer_softmax")
-    assert _errors(softmax) == ["SyntaxError"], _text(softmax)
+    assert _errors(softmax) == ["SyntaxError"], rehearsal.cell_text(softmax)
     assert (
         "[this answer cell stopped with an error (see above), so it defines nothing: softmax."
-        in (_text(softmax))
+        in (rehearsal.cell_text(softmax))
     )
     assert _errors(_cell(nb, "answer_self_attention")) == ["Overran"]
-    assert "ran for more than 3 s" in _text(_cell(nb, "answer_self_attention"))
+    assert "ran for more than 3 s" in rehearsal.cell_text(_cell(nb, "answer_self_attention"))
     gap = _cell(nb, "answer_permutation_gap")
-    assert _errors(gap) == ["Overran"] and "printed more than 20000 characters" in _text(gap)
+    assert _errors(gap) == [
+        "Overran"
+    ] and "printed more than 20000 characters" in rehearsal.cell_text(gap)
     assert sum(len(o.get("text", "")) for o in gap.outputs) < 30_000
     assert _errors(_cell(nb, "answer_order_gap_with_pe")) == ["RuntimeError"]
     # a later cell that needs softmax says which cell to fix, and Run All goes on
-    assert "`softmax` is not defined, because the cell that defines it, cell [" in _text(
-        _cell(nb, "test_softmax_stable")
+    assert (
+        "`softmax` is not defined, because the cell that defines it, cell ["
+        in rehearsal.cell_text(_cell(nb, "test_softmax_stable"))
     )
-    table = " ".join(_text(nb.cells[-1]).split())
+    table = " ".join(rehearsal.cell_text(nb.cells[-1]).split())
     assert "self-check of 01_order" in table, table
     for name, error in (
         ("softmax", "SyntaxError: '(' was never closed (line 2)"),
@@ -491,8 +481,8 @@ def test_a_recap_pasted_with_a_missing_constant_does_not_stop_run_all(nb_id, tmp
         "def thetas(d, base=10000.0)", "def thetas(d, base=THETA_BASE)"
     )
     _run(nb, tmp_path)
-    assert _errors(recap) == ["NameError"], _text(recap)
-    last = " ".join(_text(nb.cells[-1]).split())
+    assert _errors(recap) == ["NameError"], rehearsal.cell_text(recap)
+    last = " ".join(rehearsal.cell_text(nb.cells[-1]).split())
     heading = {"12_rope_today": "self-check of", "12_rope_today_ko": "자가 점검"}[nb_id]
     assert heading in last, last
     assert "NameError: name 'THETA_BASE' is not defined" in last, last
