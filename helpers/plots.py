@@ -13,7 +13,9 @@ nbgrader runs the notebook (``NBGRADER_EXECUTION`` is set) a ``Picture`` renders
 | 06_rope | ``layout_figure`` |
 | 07_alibi | ``distance_by_length_figure`` |
 | 08_offsets | ``turns_figure`` |
-| 13_train_short | ``excess_figure``, ``longer_figure`` |
+
+13_train_short draws its own figures in its cells, on ``figure(figsize)``, and shows them as
+``Picture(fig)``, with ``train_short_style`` and ``label_ends``.
 
 Every figure has a text alternative made from its artists (``helpers.figure_words``): its
 name as the image's alt text and, one click away under it, what it shows in words and numbers.
@@ -55,6 +57,7 @@ __all__ = [
     "Picture",
     "bar_style",
     "distance_by_length_figure",
+    "figure",
     "label_ends",
     "layout_figure",
     "norm_bars",
@@ -140,7 +143,9 @@ class Picture:
 MAX_WIDTH = 860
 
 
-def _figure(figsize: tuple[float, float], layout: str | None = "constrained") -> Figure:
+def figure(figsize: tuple[float, float], layout: str | None = "constrained") -> Figure:
+    """A new figure of ``figsize`` inches, no wider than ``MAX_WIDTH``, made without pyplot:
+    shown once, as ``Picture(fig)``, with its alt text and its words."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -165,7 +170,7 @@ def pe_heatmaps(tables: list[tuple[str, np.ndarray]]) -> Picture:
         raise ValueError("tables must hold at least one (title, pe) pair, got []")
     from matplotlib.ticker import MaxNLocator
 
-    fig = _figure((4.2 * len(tables) + 0.8, 4.2))
+    fig = figure((4.2 * len(tables) + 0.8, 4.2))
     axes = np.atleast_1d(fig.subplots(1, len(tables)))
     im = None
     for ax, (title, pe) in zip(axes, tables):
@@ -185,7 +190,7 @@ def wavelength_figure(wavelengths, ds=(16, 64, 512), base: float = 10000.0) -> P
     ``wavelengths`` is the learner's ``wavelengths(d, base)``; the x axis is ``i / (d/2)``
     so that tables of different widths share it.
     """
-    fig = _figure((7.5, 3.8))
+    fig = figure((7.5, 3.8))
     ax = fig.subplots()
     for k, d in enumerate(sorted(ds)):
         lam = np.asarray(wavelengths(d, base), dtype=np.float64)
@@ -224,7 +229,7 @@ def norm_bars(rows: list[tuple[str, float, float, float]]) -> Picture:
     """
     if not rows:
         raise ValueError("rows must hold at least one group, got []")
-    fig = _figure((7.0, 3.6))
+    fig = figure((7.0, 3.6))
     ax = fig.subplots()
     x = np.arange(len(rows))
     width = 0.26
@@ -258,7 +263,7 @@ def pair_energy_figure(pe, positions: Sequence[int]) -> Picture:
         raise ValueError(f"positions must be rows of the table (0..{pe.shape[0] - 1}), got {bad}")
     from matplotlib.ticker import MaxNLocator
 
-    fig = _figure((3.4 * len(positions) + 0.6, 3.2))
+    fig = figure((3.4 * len(positions) + 0.6, 3.2))
     axes = fig.subplots(1, len(positions), sharey=True, squeeze=False)[0]
     pairs = np.arange(pe.shape[1] // 2)
     for ax, pos in zip(axes, positions):
@@ -283,7 +288,7 @@ def ratio_figure(ds: Sequence[int], unscaled: Sequence[float], scaled: Sequence[
             f"ds, unscaled and scaled must have the same non-zero length, got "
             f"{len(ds)}, {len(unscaled)}, {len(scaled)}"
         )
-    fig = _figure((6.4, 3.4))
+    fig = figure((6.4, 3.4))
     ax = fig.add_subplot()
     x = np.arange(len(ds))
     ax.bar(x - 0.2, unscaled, width=0.4, label=tr("token_emb (no scale)"), **bar_style(0))
@@ -314,7 +319,7 @@ def profile_figure(
     """
     if not curves:
         raise ValueError("curves must hold at least one (ks, values) pair, got none")
-    fig = _figure((8.0, 3.6))
+    fig = figure((8.0, 3.6))
     ax = fig.add_subplot()
     for k, (label, (ks, values)) in enumerate(curves.items()):
         every = max(1, len(ks) // 12)
@@ -365,7 +370,7 @@ def layout_figure(interleaved_to_half: Callable, d: int = 8) -> Picture:
     from matplotlib.collections import LineCollection
     from matplotlib.patches import Rectangle
 
-    fig = _figure((max(6.0, 0.75 * d + 1.5), 3.0), layout=None)
+    fig = figure((max(6.0, 0.75 * d + 1.5), 3.0), layout=None)
     ax = fig.add_axes((0.19, 0.04, 0.79, 0.8))
     ax.set_xlim(-0.6, d - 0.4)
     ax.set_ylim(-0.6, 2.1)
@@ -425,7 +430,7 @@ def distance_by_length_figure(lengths: Sequence[int], distances, slopes) -> Pict
         )
     from helpers.widgets.alibi import head_colours
 
-    fig = _figure((8, 4.2))
+    fig = figure((8, 4.2))
     ax = fig.add_subplot()
     # the explorer's colours (dark: steepest, light: flattest), and a marker per head
     colours = head_colours(slopes)
@@ -456,7 +461,7 @@ def turns_figure(turns: Callable, slow_pairs: Callable, d: int, deltas: Sequence
     d = validate.dim(d)
     if len(deltas) == 0:
         raise ValueError(f"deltas must hold at least one distance, got {deltas!r}")
-    fig = _figure((8, 4.2))
+    fig = figure((8, 4.2))
     ax = fig.add_subplot()
     for t, delta in enumerate(deltas):
         row = np.asarray(turns(d, delta), dtype=np.float64)

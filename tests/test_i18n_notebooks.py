@@ -230,7 +230,7 @@ def test_figures_render_hangul():
     from helpers import fonts, plots
 
     assert fonts.renders_hangul(), "no font with Hangul: `pip install koreanize-matplotlib`"
-    fig = plots._figure((3, 1))
+    fig = plots.figure((3, 1))
     ax = fig.subplots()
     ax.set_title("위치 인코딩")
     import warnings

@@ -449,7 +449,8 @@ class Explorer:
         items = []
         for control in self.controls.values():
             control.layout.flex = "0 0 auto"  # keep its width; the row wraps instead
-            control.layout.max_width = "100%"  # but never wider than the output (zoomed in)
+            # but never wider than the output (zoomed in): its 2-pixel margins included
+            control.layout.max_width = "calc(100% - 4px)"
             if control in self.boxes:
                 # the box goes under its slider when the two do not fit side by side
                 pair = widgets.HBox(

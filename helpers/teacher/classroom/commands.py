@@ -91,7 +91,9 @@ def run_command(args) -> int:
             print(learner_build.build(args.out))
             return 0
         course = course_root(args.course)
-        check_gradebook(course, args.db, create=args.command == "release")  # nothing made yet
+        # nothing made yet; release fills a new gradebook, and so does autograde --unreleased
+        fills = args.command == "release" or getattr(args, "unreleased", False)
+        check_gradebook(course, args.db, create=fills)
         private(course)
         try:
             _step(course, args)

@@ -157,14 +157,19 @@ def backup_folder(course: Path, what: str, keep: int = KEEP_BACKUPS) -> Path:
     """A new dated folder ``backups/<UTC time> <what>/`` of the course; of the folders of the
     same step, only the ``keep`` newest stay (this one included): about 400 KB per
     autograde of four learners would otherwise grow without end."""
+    import re
     import time
 
     stamp = time.strftime("%Y-%m-%dT%H%M%SZ", time.gmtime())
-    folder = course / BACKUPS / f"{stamp} {what}"
-    n = 1
-    while folder.exists():
-        n += 1
-        folder = course / BACKUPS / f"{stamp} {what} {n}"
+    # numbered past the highest of this second, not into a gap that pruning left: a gap
+    # would sort as the oldest and be pruned at once
+    base = f"{stamp} {what}"
+    same = re.compile(rf"^{re.escape(base)}(?: (\d+))?$")
+    taken = [
+        int(m[1] or 1) for p in (course / BACKUPS).glob(f"{base}*") if (m := same.match(p.name))
+    ]
+    n = max(taken, default=0) + 1
+    folder = course / BACKUPS / (base if n == 1 else f"{base} {n}")
     folder.mkdir(parents=True)
     prune_backups(course, what, keep)
     return folder
@@ -210,7 +215,8 @@ def check_gradebook(course: Path, db: str | None = None, create: bool = False) -
     would create an empty one), is a ``ValueError`` of one line that names it and says what
     to do; nothing is created. ``create``: the course's own ``gradebook.db`` may be made
     (``release`` makes it); an explicit ``db`` never is, it must exist (an empty sqlite file
-    or an empty PostgreSQL database is a new gradebook: release fills it)."""
+    or an empty PostgreSQL database is a new gradebook: release, or autograde --unreleased,
+    fills it)."""
     if not db:
         return
     from sqlalchemy import create_engine, inspect
