@@ -396,3 +396,42 @@ def test_points_without_code_through_autograde(tmp_path):
     lost = sum(CHECKS[n].points for n in ("thetas", "apply_rope", "rope_half"))
     assert lost > 0
     assert report.scores["zed"][assignment] <= full - lost, report.summary()
+
+
+# softmax's cell starts 3,000 threads (small stacks: the memory limit alone would let about
+# 38,000 start), then counts what it got, before the right softmax
+THREADS = """
+import threading as _t, time as _time
+_t.stack_size(1 << 16)
+_started = 0
+try:
+    for _ in range(3000):
+        _t.Thread(target=_time.sleep, args=(5,), daemon=True).start()
+        _started += 1
+finally:
+    print(f"threads started: {_started}")
+"""
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="the grader runs as root here only")
+def test_threads_are_bounded_when_the_grader_runs_as_root():
+    """As root, RLIMIT_NPROC binds nothing (the kernel exempts root, and the sandbox's uid
+    is root's outside): 3,000 threads started. The sandbox's own pids cgroup holds the task
+    limit: the cell fails with "can't start new thread" well below it, softmax alone fails,
+    and no cgroup is left behind."""
+    from helpers.teacher import channel, task_cgroup
+
+    top = task_cgroup.parent()
+    if top is None:
+        pytest.skip("no pids cgroup can be made on this machine")
+    before = set(top.glob(f"{task_cgroup.PREFIX}-*"))
+    report = isolated.check_notebook(
+        _notebook("01_order", **_softmax_after(THREADS)), seed=1, names=["softmax", "attention"]
+    )
+    assert _failed(report) == {"softmax"}, report.table()
+    message = report["softmax"].message
+    assert "can't start new thread" in message, message
+    assert channel.TASK_LIMIT < 3000
+    time.sleep(0.5)
+    assert set(top.glob(f"{task_cgroup.PREFIX}-*")) <= before

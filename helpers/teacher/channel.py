@@ -24,7 +24,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from helpers.teacher import sandbox
+from helpers.teacher import sandbox, task_cgroup
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 # Seconds a worker may take to start (Python, numpy, the sandbox) on a busy machine.
@@ -34,7 +34,8 @@ MEMORY_LIMIT = 3 * 1024**3
 FILE_SIZE_LIMIT = 64 * 1024**2
 # Tasks (processes and threads) the sandbox may hold: RLIMIT_NPROC counts, since Linux 5.14,
 # the tasks of the sandbox's own uid in its own user namespace, so it bounds this sandbox
-# alone. The kernel exempts a root caller's namespaces (its uid is root's outside).
+# alone. The kernel exempts a root caller's namespaces (its uid is root's outside): there a
+# pids cgroup of the sandbox's own holds the same limit (``task_cgroup``).
 TASK_LIMIT = 64
 # The largest reply line the grading process accepts from a worker.
 MAX_REPLY = 64 * 1024**2
@@ -116,6 +117,8 @@ class Worker:
         limits yet)."""
         self.folder = None  # a folder of its own, removed at ``stop`` (a spare's)
         self.workdir = workdir  # where it runs and may write (a spare's: its own folder)
+        self.sandboxed = argv is None  # the worker that runs learner code
+        self.cgroup = None  # its pids cgroup where RLIMIT_NPROC cannot bound it (root)
         if zygote is not None:
             self.proc = zygote.spawn()
             self._opened(wait)
@@ -156,7 +159,10 @@ class Worker:
             raise
 
     def configure(self, cpu_seconds: float, memory: int = MEMORY_LIMIT) -> None:
-        """Send the limits: the process sets them before it reads anything else."""
+        """Send the limits: the process sets them before it reads anything else. A grading
+        process of root moves the sandbox into a pids cgroup first (``task_cgroup``)."""
+        if self.sandboxed and self.cgroup is None and os.geteuid() == 0:
+            self.cgroup = task_cgroup.bound(task_cgroup.process_tree(self.proc.pid), TASK_LIMIT)
         self.send(
             {
                 "memory": memory,
@@ -254,6 +260,9 @@ class Worker:
         if getattr(self, "folder", None) is not None:
             self.folder.cleanup()
             self.folder = None
+        if getattr(self, "cgroup", None) is not None:
+            task_cgroup.release(self.cgroup)
+            self.cgroup = None
 
 
 # --------------------------------------------------------------------------- zygotes

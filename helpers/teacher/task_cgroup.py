@@ -1,0 +1,136 @@
+"""The tasks of a sandbox bounded where RLIMIT_NPROC cannot bound them: a pids cgroup.
+
+RLIMIT_NPROC counts the tasks (processes and threads) of the sandbox's uid in its own user
+namespace, so for a teacher's ordinary account it bounds one sandbox alone. The kernel
+exempts root from it, and a grader started as root maps the sandbox's uid to root outside:
+there an answer cell could start threads until the machine's ``pid_max``. So, where the
+grading process is root, each sandboxed worker is moved, once started and before any
+learner code reaches it, into a pids cgroup of its own whose ``pids.max`` is the limit: a
+thread or process beyond it fails with EAGAIN ("can't start new thread"). The cgroup is
+made below the grading process's own, in cgroup v1's pids hierarchy or in cgroup v2 where
+the pids controller is enabled for children; ``bound`` returns None where neither can be
+written (RLIMIT_NPROC is then the only bound).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from pathlib import Path
+
+__all__ = ["bound", "process_tree", "release"]
+
+PREFIX = "pe-sandbox"
+_COUNT = itertools.count()
+
+
+def _mounts() -> list[tuple[str, str, list[str]]]:
+    """(mount point, type, options) of each cgroup file system of this machine."""
+    found = []
+    try:
+        with open("/proc/self/mounts", encoding="utf-8") as fh:
+            for line in fh:
+                parts = line.split()
+                if len(parts) >= 4 and parts[2] in ("cgroup", "cgroup2"):
+                    found.append((parts[1], parts[2], parts[3].split(",")))
+    except OSError:
+        pass
+    return found
+
+
+def _own(hierarchy: str) -> str | None:
+    """This process's cgroup in a v1 hierarchy (``pids``) or in v2 (``""``)."""
+    try:
+        with open("/proc/self/cgroup", encoding="utf-8") as fh:
+            for line in fh:
+                _num, controllers, path = line.rstrip("\n").split(":", 2)
+                if hierarchy == "" and controllers == "" and _num == "0":
+                    return path
+                if hierarchy and hierarchy in controllers.split(","):
+                    return path
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def parent() -> Path | None:
+    """The folder under which a sandbox's pids cgroup can be made, or None."""
+    for point, kind, options in _mounts():
+        if kind == "cgroup" and "pids" in options:
+            own = _own("pids")
+            if own is not None:
+                return Path(point) / own.lstrip("/")
+    for point, kind, _options in _mounts():
+        if kind == "cgroup2":
+            own = _own("")
+            if own is None:
+                continue
+            here = Path(point) / own.lstrip("/")
+            try:
+                enabled = (here / "cgroup.subtree_control").read_text().split()
+            except OSError:
+                continue
+            if "pids" in enabled:
+                return here
+    return None
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and its descendants, parents first (from /proc/<pid>/task/*/children)."""
+    tree, todo = [], [pid]
+    while todo:
+        p = todo.pop(0)
+        if p in tree:
+            continue
+        tree.append(p)
+        for task in Path(f"/proc/{p}/task").glob("*"):
+            try:
+                todo += [int(c) for c in (task / "children").read_text().split()]
+            except (OSError, ValueError):
+                pass
+    return tree
+
+
+def bound(pids: list[int], limit: int) -> Path | None:
+    """A new pids cgroup holding ``pids`` (their threads and everything they start), with
+    at most ``limit`` tasks; None where this process is not root or no pids cgroup can be
+    made here. Tasks already running stay; new ones beyond the limit are refused."""
+    if os.geteuid() != 0:
+        return None
+    top = parent()
+    if top is None:
+        return None
+    group = top / f"{PREFIX}-{os.getpid()}-{next(_COUNT)}"
+    try:
+        group.mkdir()
+    except OSError:
+        return None
+    try:
+        (group / "pids.max").write_text(str(int(limit)))
+        for pid in pids:
+            try:
+                (group / "cgroup.procs").write_text(str(pid))
+            except ProcessLookupError:
+                pass  # it ended meanwhile
+    except OSError:
+        release(group)
+        return None
+    return group
+
+
+def release(group: Path | None, wait: float = 2.0) -> None:
+    """Remove a cgroup of ``bound`` once its tasks have ended (they are being killed)."""
+    if group is None:
+        return
+    end = time.monotonic() + wait
+    while True:
+        try:
+            group.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:  # busy: a task not reaped yet
+            if time.monotonic() > end:
+                return
+            time.sleep(0.02)
