@@ -170,3 +170,51 @@ def test_groupshared_learner_data_is_the_groups_never_others(tmp_path):
     )
     privacy.secure(course)
     assert _mode(course / "submitted") == 0o700 and _mode(course / "gradebook.db") == 0o600
+
+
+# What a class writes into the course folder that names its learners or grades them.
+CLASS_FILES = (
+    "roster.csv",
+    "roster-2026.csv",
+    "extensions.csv",
+    "collect_refused.csv",
+    "grades.csv",
+    "grades-canvas.csv",
+    "autograde_report.csv",
+    "gradebook.db",
+    ".grading_secret",
+    "submitted/ana/01_order/01_order.ipynb",
+    "autograded/ana/01_order/01_order.ipynb",
+    "feedback/ana/01_order/01_order.html",
+    "backups/2026-12-03T062707Z autograde/gradebook.db",
+    "reports/01_order.html",
+)
+
+
+def test_git_never_takes_a_class_s_names_or_grades(tmp_path):
+    """A teacher's `git add -A` in the course folder takes none of the class's files
+    (rosters, extensions, refusals, grades, the gradebook, submissions, backups): git itself
+    is asked (`git check-ignore`), in a clone, with the files there; the course's own files
+    are still taken."""
+    repo = Path(__file__).resolve().parents[1]
+    clone = tmp_path / "course"
+    subprocess.run(["git", "clone", "-q", "--no-checkout", str(repo), str(clone)], check=True)
+    (clone / ".gitignore").write_text((repo / ".gitignore").read_text())  # this tree's
+    for name in (*CLASS_FILES, "source/01_order/01_order.ipynb", "notebooks/x/x.ipynb"):
+        (clone / name).parent.mkdir(parents=True, exist_ok=True)
+        (clone / name).write_text("x")
+    proc = subprocess.run(
+        ["git", "-C", str(clone), "check-ignore", "--no-index", *CLASS_FILES],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert sorted(proc.stdout.splitlines()) == sorted(CLASS_FILES), proc.stdout
+    taken = subprocess.run(
+        ["git", "-C", str(clone), "add", "-A", "--dry-run"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "source/01_order/01_order.ipynb" in taken and "notebooks/x/x.ipynb" in taken, taken
+    assert not [f for f in CLASS_FILES if f in taken], taken

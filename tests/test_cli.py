@@ -139,3 +139,29 @@ def test_a_command_ends_with_its_code_its_output_and_its_exit_handlers(thread):
     assert proc.returncode == 3, proc.stderr
     assert "unflushed output" in proc.stdout and "handler ran" in proc.stdout
     assert ("thread done" in proc.stdout) == thread
+
+
+def test_make_system_deps_says_what_it_found_and_did():
+    """`make system-deps` once printed nothing: it names each package this machine has and
+    what it installed or could not, in lines of its own, whatever the machine holds."""
+    import shutil
+
+    proc = subprocess.run(
+        ["make", "-s", "system-deps"],
+        cwd=cli.ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    out = proc.stdout + proc.stderr
+    found = re.search(r"^system-deps: installed: (.*)$", out, re.MULTILINE)
+    assert found, out
+    listed = {p.strip() for p in found.group(1).split(",")}
+    for package, tool in (("chromium", "chromium"), ("bubblewrap", "bwrap"), ("npm", "npm")):
+        # what it says it found is what the machine has; what is missing is named as missing
+        if shutil.which(tool):
+            assert package in listed, out
+        else:
+            assert package not in listed and re.search(rf"missing: .*\b{package}\b", out), out
+    assert "axe-core" in out, out

@@ -504,6 +504,16 @@ FORK_BOMB = (
 )
 
 
+# two processes of the account that hold 2.5 GiB each (written: the pages are used), the
+# second started once the first holds its memory
+ACCOUNT_MEMORY = (
+    '{python} -c \'import time; x = b"x" * (2560 << 20); print("held", flush=True); '
+    "time.sleep(60)' & A=$!; sleep 4; "
+    '{python} -c \'x = b"x" * (2560 << 20)\'; echo "second $?"; '
+    'kill $A 2>/dev/null; wait $A; echo "first $?"'
+)
+
+
 @pytest.mark.skipif(bool(SKIP), reason=SKIP or "ready")
 def test_a_learners_terminal_cannot_fork_past_its_limit(cls, browser):
     """A learner's terminal on the hub (a real one, through the hub) has the per-account
@@ -523,6 +533,15 @@ def test_a_learners_terminal_cannot_fork_past_its_limit(cls, browser):
     tasks, memory = said.split("\n")[:2]
     assert int(tasks) == hubmod.LEARNER_TASKS and int(memory) * 1024 == hubmod.LEARNER_MEMORY
     assert "not raised" in said, said
+    # the account's memory is one limit for all its processes: two of 2.5 GiB each (each
+    # within RLIMIT_AS) do not both fit in LEARNER_ACCOUNT_MEMORY, and the kernel ends one
+    said = _terminal(cls, WRONG, "grep memory /proc/self/cgroup")
+    assert f"/pe-hub-{WRONG}" in said, said
+    said = _terminal(cls, WRONG, ACCOUNT_MEMORY.format(python=hub.learner_env / "bin" / "python"))
+    print(f"two processes of 2.5 GiB in a learner's terminal: {' '.join(said.split())}")
+    assert hubmod.LEARNER_ACCOUNT_MEMORY < 5 << 30
+    assert re.search(r"(first|second) 137", said), said
+    assert _terminal(cls, WRONG, "echo alive").strip() == "alive"
     for sub, mode in hubmod.COURSE_FOLDERS.items():
         st = (hub.exchange / hub.course_id / sub).stat()
         assert pwd.getpwuid(st.st_uid).pw_name == TEACHER, sub

@@ -1,4 +1,4 @@
-"""The tasks of a sandbox bounded where RLIMIT_NPROC cannot bound them: a pids cgroup.
+"""Limits that rlimits cannot give, as cgroups: a sandbox's tasks, an account's memory.
 
 RLIMIT_NPROC counts the tasks (processes and threads) of the sandbox's uid in its own user
 namespace, so for a teacher's ordinary account it bounds one sandbox alone. The kernel
@@ -10,6 +10,11 @@ thread or process beyond it fails with EAGAIN ("can't start new thread"). The cg
 made below the grading process's own, in cgroup v1's pids hierarchy or in cgroup v2 where
 the pids controller is enabled for children; ``bound`` returns None where neither can be
 written (RLIMIT_NPROC is then the only bound).
+
+RLIMIT_AS bounds one process; a learner on the hub can start many (kernels, terminals).
+``account_memory`` makes the memory cgroup a learner's server joins before it becomes the
+learner (``helpers.teacher.classroom.hub``), so that everything the account starts there
+shares one limit.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import os
 import time
 from pathlib import Path
 
-__all__ = ["bound", "process_tree", "release"]
+__all__ = ["account_memory", "bound", "parent", "process_tree", "release"]
 
 PREFIX = "pe-sandbox"
 _COUNT = itertools.count()
@@ -54,11 +59,13 @@ def _own(hierarchy: str) -> str | None:
     return None
 
 
-def parent() -> Path | None:
-    """The folder under which a sandbox's pids cgroup can be made, or None."""
+def parent(controller: str = "pids") -> Path | None:
+    """The folder under which a cgroup of ``controller`` (``pids``, ``memory``) can be
+    made: this process's own cgroup in that v1 hierarchy, or in v2 where the controller is
+    enabled for children; None where there is none."""
     for point, kind, options in _mounts():
-        if kind == "cgroup" and "pids" in options:
-            own = _own("pids")
+        if kind == "cgroup" and controller in options:
+            own = _own(controller)
             if own is not None:
                 return Path(point) / own.lstrip("/")
     for point, kind, _options in _mounts():
@@ -71,7 +78,7 @@ def parent() -> Path | None:
                 enabled = (here / "cgroup.subtree_control").read_text().split()
             except OSError:
                 continue
-            if "pids" in enabled:
+            if controller in enabled:
                 return here
     return None
 
@@ -134,3 +141,25 @@ def release(group: Path | None, wait: float = 2.0) -> None:
             if time.monotonic() > end:
                 return
             time.sleep(0.02)
+
+
+def account_memory(name: str, limit: int) -> Path | None:
+    """The memory cgroup ``pe-hub-<name>`` (made, or found from an earlier start) whose
+    processes may use at most ``limit`` bytes together: a learner's server on the hub joins
+    it, and its kernels and terminals inherit it, so the limit is the account's whole. None
+    where this process is not root or no memory cgroup can be made here."""
+    if os.geteuid() != 0:
+        return None
+    top = parent("memory")
+    if top is None:
+        return None
+    group = top / f"pe-hub-{name}"
+    try:
+        group.mkdir(exist_ok=True)
+        v1 = (group / "memory.limit_in_bytes").exists()
+        (group / ("memory.limit_in_bytes" if v1 else "memory.max")).write_text(str(int(limit)))
+        if v1 and (group / "memory.memsw.limit_in_bytes").exists():
+            (group / "memory.memsw.limit_in_bytes").write_text(str(int(limit)))
+    except OSError:
+        return None
+    return group

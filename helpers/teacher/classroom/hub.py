@@ -78,6 +78,10 @@ DEFAULT_PORT = 8000
 # notebooks need a few dozen tasks and well under 1 GiB.
 LEARNER_TASKS = 512
 LEARNER_MEMORY = 8 << 30
+# ... and all the processes of the account's server together at most this much memory (a
+# memory cgroup of the account's own, ``task_cgroup.account_memory``; where none can be
+# made, RLIMIT_AS alone): two notebooks of the course with their explorers take about 1 GiB.
+LEARNER_ACCOUNT_MEMORY = 4 << 30
 START_TIMEOUT_S = 120
 
 
@@ -160,7 +164,11 @@ def settings(hub: Hub, members: list[Member], port: int, url: str | None = None)
         "exchange": str(hub.exchange),
         "course_dirs": {t: str(hub.course_dir(t)) for t in graders},
         "environments": {m.id: terminal_env(hub, m) for m in members},
-        "limits": {"tasks": LEARNER_TASKS, "memory": LEARNER_MEMORY},
+        "limits": {
+            "tasks": LEARNER_TASKS,
+            "memory": LEARNER_MEMORY,
+            "account_memory": LEARNER_ACCOUNT_MEMORY,
+        },
     }
 
 
@@ -238,14 +246,26 @@ import resource  # noqa: E402
 from jupyterhub.spawner import LocalProcessSpawner  # noqa: E402
 
 
+from helpers.teacher import task_cgroup  # noqa: E402
+
+
 class CourseSpawner(LocalProcessSpawner):
     def make_preexec_fn(self, name):
         become_user = super().make_preexec_fn(name)
         if name not in S["learners"]:
             return become_user
         tasks, memory = S["limits"]["tasks"], S["limits"]["memory"]
+        # the account's memory cgroup, made here in the hub; the child only joins it
+        group = task_cgroup.account_memory(name, S["limits"]["account_memory"])
+        procs = None if group is None else os.path.join(group, "cgroup.procs")
 
         def preexec():
+            if procs is not None:
+                try:
+                    with open(procs, "w") as fh:
+                        fh.write(str(os.getpid()))
+                except OSError:  # the rlimits still hold; the hub's log has the spawn
+                    pass
             resource.setrlimit(resource.RLIMIT_NPROC, (tasks, tasks))
             resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
             become_user()
