@@ -167,3 +167,77 @@ def test_formgrader_grades_by_hand_and_a_regrade_keeps_it(graded, grade_ui):
     page = (graded / "feedback" / "alice" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text("utf-8")
     assert "Clear and complete." in page and ANSWER in page
     print(json.dumps(read()), ARTIFACTS / "formgrader_submission.png")
+
+
+# axe-core on a page the course renders whole: every violation node is the course's.
+AXE_ALL_JS = """async (tags) => {
+  const results = await axe.run(document, {
+    runOnly: {type: 'tag', values: tags}, resultTypes: ['violations'],
+  });
+  return {version: axe.version, nodes: results.violations.flatMap(v => v.nodes.map(n => ({
+    rule: v.id, impact: n.impact, target: n.target.join(' '), html: n.html.slice(0, 200),
+    colours: (n.any[0] && n.any[0].data && n.any[0].data.fgColor)
+      ? `${n.any[0].data.fgColor} on ${n.any[0].data.bgColor} (${n.any[0].data.contrastRatio})`
+      : '',
+  })))};
+}"""
+
+
+def _axe(page, name: str) -> list[dict]:
+    from tests.test_accessibility import AXE, TAGS
+
+    if not AXE.exists():
+        pytest.skip(f"axe-core is not installed in {AXE.parent}: run `make system-deps`")
+    page.add_script_tag(path=str(AXE))
+    found = page.evaluate(AXE_ALL_JS, TAGS)
+    rules: dict[str, int] = {}
+    for node in found["nodes"]:
+        rules[node["rule"]] = rules.get(node["rule"], 0) + 1
+    shown = ", ".join(f"{r} {n}" for r, n in sorted(rules.items())) or "none"
+    print(f"\n{name}: axe {found['version']}: {len(found['nodes'])} nodes ({shown})")
+    return found["nodes"]
+
+
+def test_axe_finds_no_violation_in_the_submission_feedback_and_report_pages(graded, grade_ui):
+    """The pages the course's templates render for a teacher and a learner, in Chromium with
+    axe-core (WCAG 2.2 A and AA, as tests/test_accessibility.py): the Formgrader's page of a
+    submission (``pe_formgrade``), the learner's feedback page (``pe_feedback``) and the class
+    report (``reports/``). Everything on them is the course's: no violation at all."""
+    from playwright.sync_api import sync_playwright
+
+    from helpers.teacher.classroom import report
+
+    url, token = grade_ui
+    feedback(graded, [ASSIGNMENT], exchange=None)
+    out = report.write(graded)
+    pages = {
+        "feedback": (graded / "feedback" / "alice" / ASSIGNMENT / f"{ASSIGNMENT}.html").as_uri(),
+        "report": (out.parent / f"{ASSIGNMENT}.html").as_uri(),
+        "report index": out.as_uri(),
+    }
+    problems = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS, headless=True)
+        try:
+            # the pages' own policy forbids inline scripts, axe's included: bypassed for it
+            context = browser.new_context(viewport={"width": 1300, "height": 900}, bypass_csp=True)
+            page = context.new_page()
+            page.goto(f"{url}/?token={token}")
+            page.wait_for_url("**/formgrader**")
+            page.goto(f"{url}/formgrader/gradebook/{ASSIGNMENT}/{ASSIGNMENT}")
+            page.wait_for_selector("text=Submission #2")
+            page.locator("a.name-hidden, a.name-shown").first.click()
+            page.wait_for_load_state("networkidle")
+            page.wait_for_selector(".cell")
+            nodes = _axe(page, "formgrader submission")
+            problems += [
+                f"formgrader: {n['rule']}: {n['target']}: {n['colours']} {n['html']}" for n in nodes
+            ]
+            for name, where in pages.items():
+                page.goto(where)
+                page.wait_for_load_state("load")
+                nodes = _axe(page, name)
+                problems += [f"{name}: {n['rule']}: {n['target']}: {n['html']}" for n in nodes]
+        finally:
+            browser.close()
+    assert not problems, "\n".join(problems)
