@@ -23,7 +23,9 @@ significant digits (float32 values read back exactly):
   ``compute_default_rope_parameters``)
   for the settings of 12's table: ABF / Llama 3 (default, base 5e5), Llama 3.1 (``llama3``),
   Qwen2.5 / Qwen3 (static YaRN x 4), DeepSeek-V3 (YaRN x 40 with mscale, and
-  ``DeepseekV3Attention.scaling``), Gemma 3's global layers (``linear`` x 8);
+  ``DeepseekV3Attention.scaling``), Kimi K2 (DeepSeek-V3's classes with its released config's
+  base 5e4 and YaRN x 32, ``beta_fast`` = ``beta_slow`` = 1), Gemma 3's global layers
+  (``linear`` x 8);
 - ``mrope_interleaved_edge``: the same embedding at the bound of the interleave (a height section
   with ``3 * s_h = d/2 + 1``, which transformers' ``slice(1, 3 * s_h, 3)`` still takes whole, and a
   width section with ``3 * s_w = d/2 + 1``, which it cuts to ``s_w - 1`` pairs): how many pairs each
@@ -222,6 +224,37 @@ def record_recent(torch) -> dict:
         "qk_head_dim": int(attention.qk_head_dim),
         "softmax_scale": float(attention.scaling),
         **init(deepseek, "yarn"),
+    }
+    # Kimi K2: DeepSeek-V3's architecture (its released config.json: model_type "kimi_k2",
+    # architectures DeepseekV3ForCausalLM) with its own base and YaRN: beta_fast = beta_slow = 1
+    params = {
+        "rope_type": "yarn",
+        "rope_theta": 5e4,
+        "factor": 32.0,
+        "original_max_position_embeddings": 4096,
+        "beta_fast": 1.0,
+        "beta_slow": 1.0,
+        "mscale": 1.0,
+        "mscale_all_dim": 1.0,
+    }
+    kimi = DeepseekV3Config(
+        hidden_size=1024,
+        num_attention_heads=8,
+        num_key_value_heads=8,
+        q_lora_rank=64,
+        kv_lora_rank=512,
+        qk_nope_head_dim=128,
+        qk_rope_head_dim=64,
+        v_head_dim=128,
+        max_position_embeddings=131072,
+        rope_parameters=params,
+    )
+    attention = DeepseekV3Attention(kimi, layer_idx=0)
+    out["kimi_k2"] = {
+        "setting": {"d": 64, "base": 5e4, "factor": 32.0, "original_max": 4096},
+        "qk_head_dim": int(attention.qk_head_dim),
+        "softmax_scale": float(attention.scaling),
+        **init(kimi, "yarn"),
     }
     gemma = Gemma3TextConfig(
         hidden_size=5376,

@@ -12,10 +12,12 @@ data (tests/data/transformers_rope_today.json).
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 
 from tests.claims_kit import executed, holds
@@ -301,6 +303,7 @@ def test_the_recent_table_quotes_transformers_own_rates(rope_today):
         "Qwen3.5 |": "qwen3_5_released",
         "Qwen3.5 past 262,144": "qwen3_5_yarn4",
         "gpt-oss": "gpt_oss_class",
+        "Kimi K2": "kimi_k2",
     }
     lines = text["recent-md"].splitlines()
     for label, key in rows.items():
@@ -325,6 +328,21 @@ def test_the_2026_rows_are_transformers_own(rope_today):
     for label, key in (("Qwen3.5 past 262,144", "qwen3_5_yarn4"), ("gpt-oss", "gpt_oss_class")):
         line = next(x for x in lines if x.startswith(f"| {label}"))
         assert f"{configs[key]['attention_factor']:.6g} on cos and sin" in line, (label, line)
+    # Kimi K2 (DeepSeek-V3's classes, its released config): the step of its YaRN, its scale
+    kimi = json.loads((ROOT / "tests" / "data" / "transformers_rope_recent.json").read_text())[
+        "recent"
+    ]["kimi_k2"]
+    rates = np.array(kimi["inv_freq"])
+    plain = 5e4 ** (-np.arange(0, 64, 2) / 64)
+    kept, divided = np.isclose(rates, plain, rtol=1e-6), np.isclose(rates, plain / 32, rtol=1e-6)
+    assert (kept.sum(), divided.sum(), (kept | divided).all()) == (20, 12, True)
+    assert bool(np.all(plain[kept] * 4096 / (2 * np.pi) >= 1))
+    line = next(x for x in lines if x.startswith("| Kimi K2"))
+    scale = kimi["softmax_scale"] * math.sqrt(kimi["qk_head_dim"])
+    assert f"softmax scale $\\times {scale:.6g}$" in line, (scale, line)
+    md = " ".join(text["recent-md"].split())
+    assert "the 20 pairs that turn at least once in 4096 positions keep their rate" in md
+    assert "the 12 slower ones are divided by 32" in md
     gpt = configs["gpt_oss_class"]
     assert gpt["rope_parameters"]["rope_theta"] == 150000 and gpt["sliding_window"] == 128
     assert gpt["rope_parameters"]["factor"] == 32 and gpt["head_dim"] == 64
