@@ -17,7 +17,7 @@ from helpers.widgets.base import Explorer
 from tests.figure_text import outside, overlaps, texts
 
 bench = importlib.import_module("bench.widget_update")
-MIN_PX = 10.0
+MIN_PX = 12.0
 CLASSES = bench.explorer_classes()
 
 

@@ -145,7 +145,7 @@ class AlibiExplorer(Explorer):
         bar = fig.colorbar(self.mosaic, cax=ax_bar, extend="min", ticks=[-8, -4, 0])
         bar.ax.tick_params(labelsize=FONT)
         bar.set_label("bias (grey: -inf)", fontsize=FONT)
-        self.bias_title = ax_bias.set_title("", fontsize=10, y=1.0)
+        self.bias_title = ax_bias.set_title("", fontsize=FONT, y=1.0)
         self.tile_labels = [
             ax_bias.text(
                 0,
@@ -168,7 +168,7 @@ class AlibiExplorer(Explorer):
         ax_row.minorticks_off()
         ax_row.set_xlabel(tr("key position j  (dark: steepest slope, light: flattest)"))
         ax_row.set_ylabel(tr("attention weight (log scale)"))
-        self.row_title = ax_row.set_title("", fontsize=10, y=1.0)
+        self.row_title = ax_row.set_title("", fontsize=FONT, y=1.0)
 
         self.dist_points = ax_dist.scatter([], [], s=36, zorder=3, edgecolors="black", lw=0.5)
         self.uniform_line = ax_dist.axhline(1.0, color="0.4", ls="--", lw=1)
@@ -184,7 +184,7 @@ class AlibiExplorer(Explorer):
         ax_dist.set_xlabel(tr("slope (log scale)"))
         ax_dist.set_ylabel(tr("mean attention distance (tokens)"))
         ax_dist.grid(alpha=0.3)
-        ax_dist.set_title(tr("steep heads look locally"), fontsize=10, y=1.0)
+        ax_dist.set_title(tr("steep heads look locally"), fontsize=FONT, y=1.0)
         # The mosaic changes with heads, seq_len and causal only: a cached layer (see
         # slow_key). The weights and the distances are drawn at every frame, so that the
         # second frame of a large move (see refresh) redraws the distances only.

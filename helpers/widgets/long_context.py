@@ -128,8 +128,8 @@ class LongContextExplorer(Explorer):
         ax_ratio.set_ylim(*RATIO_LIMITS)
         ax_rate.set_ylabel(tr("rate θ'ᵢ (radians per position)"))
         ax_ratio.set_ylabel(tr("largest angle / first unseen angle"))
-        ax_rate.set_title(tr("the rates of each method"), fontsize=10, y=1.0)
-        ax_ratio.set_title(tr("at factor × train_len (grey: slow pairs)"), fontsize=10, y=1.0)
+        ax_rate.set_title(tr("the rates of each method"), fontsize=FONT, y=1.0)
+        ax_ratio.set_title(tr("at factor × train_len (grey: slow pairs)"), fontsize=FONT, y=1.0)
         fig.legend(
             handles=self.rate_lines, loc="upper left", bbox_to_anchor=(0.8, 0.87), fontsize=FONT
         )

@@ -143,7 +143,7 @@ class OffsetsExplorer(Explorer):
             ax.yaxis.set_major_locator(MaxNLocator(nbins=4))  # few labels: fast to redraw
             ax.set_xlabel(tr("start s (symlog)"))
             ax.grid(alpha=0.3)
-            self.titles[name] = ax.set_title("", fontsize=10, y=1.0)
+            self.titles[name] = ax.set_title("", fontsize=FONT, y=1.0)
         self.axes["RoPE"].set_ylabel(tr("score of query at s + offset, key at s"))
         fig.text(
             0.01, 0.025, tr("spread = max - min over the listed starts"), fontsize=FONT, color="0.3"
@@ -155,7 +155,7 @@ class OffsetsExplorer(Explorer):
             fontsize=FONT,
             frameon=False,
         )
-        self.suptitle = fig.suptitle("", fontsize=10, y=0.985)
+        self.suptitle = fig.suptitle("", fontsize=FONT, y=0.985)
         self.animate(
             [
                 *self.curves.values(),

@@ -189,7 +189,7 @@ class OrderExplorer(Explorer):
                 interpolation="nearest",
                 interpolation_stage="data",
             )
-            self.titles.append(ax.set_title(label, fontsize=10, y=1.0))
+            self.titles.append(ax.set_title(label, fontsize=FONT, y=1.0))
             ax.set_xlabel(tr("key token"))
             self.images.append(im)
         self.axes[0].set_ylabel(tr("query token"))
@@ -200,7 +200,7 @@ class OrderExplorer(Explorer):
             label=tr("attention weight"),
             ticks=[0, 0.01, 0.05, 0.2, 0.5, 1],
         )
-        self.suptitle = fig.suptitle("", fontsize=11)
+        self.suptitle = fig.suptitle("", fontsize=FONT)
         # n sets the limits and tick labels of the three maps: their axes move (the layer)
         self.animate([*self.images, self.titles[2], self.suptitle], moving=list(self.axes))
 

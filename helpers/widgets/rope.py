@@ -120,7 +120,7 @@ class RopeExplorer(Explorer):
         ax.legend(
             loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=3, fontsize=FONT, frameon=False
         )
-        ax.set_title(tr("the same offset at every shift s"), fontsize=10, y=1.0)
+        ax.set_title(tr("the same offset at every shift s"), fontsize=FONT, y=1.0)
         self.score_title = subtitle(ax)  # short: every glyph is drawn at every update
 
         (self.fast_dots,) = turns_ax.plot(
@@ -138,7 +138,7 @@ class RopeExplorer(Explorer):
         turns_ax.legend(
             loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=2, fontsize=FONT, frameon=False
         )
-        turns_ax.set_title(tr("turns per pair over the distance |n − m|"), fontsize=10, y=1.0)
+        turns_ax.set_title(tr("turns per pair over the distance |n − m|"), fontsize=FONT, y=1.0)
         self.turns_title = subtitle(turns_ax)
         # the score range follows d, m, n and base; the pairs follow d: both axes move
         self.animate(

@@ -188,7 +188,7 @@ class PatchScoreExplorer(Explorer):
             ax.set_yticks([])
             ax.set_xlabel(tr("column (x) →"))
             ax.set_ylabel(tr("← row (y)"))
-            ax.set_title(title, fontsize=10, y=1.0)
+            ax.set_title(title, fontsize=FONT, y=1.0)
             (mark,) = ax.plot([], [], "+", color="k", ms=12, mew=2)
             note = ax.text(0.5, -0.08, "", transform=ax.transAxes, ha="center", va="top")
             self.maps.append(image)

@@ -95,7 +95,7 @@ class SincosExplorer(Explorer):
             ax.xaxis.set_major_locator(MaxNLocator(nbins=4, integer=True))
         self.ax_map.yaxis.set_major_locator(MaxNLocator(nbins=5, integer=True))
         self.ax_map.set_ylabel(tr("position pos"))
-        self.map_title = self.ax_map.set_title("", fontsize=10, y=1.0)
+        self.map_title = self.ax_map.set_title("", fontsize=FONT, y=1.0)
         fig.colorbar(self.heat, cax=cax)
 
         (self.sin_line,) = self.ax_row.plot(
@@ -111,7 +111,7 @@ class SincosExplorer(Explorer):
         self.row_legend = self.ax_row.legend(
             loc="lower center", ncol=2, fontsize=FONT, framealpha=0.9, borderaxespad=0.2
         )
-        self.row_title = self.ax_row.set_title("", fontsize=10, y=1.0)
+        self.row_title = self.ax_row.set_title("", fontsize=FONT, y=1.0)
 
         angles = np.linspace(0, 2 * np.pi, 200)
         self.ax_clock.plot(np.sin(angles), np.cos(angles), color="0.6", lw=1)
@@ -133,7 +133,7 @@ class SincosExplorer(Explorer):
             self.hands.append(hand)
             label = fig.text(0.76, 0.25 - 0.06 * k, "", color=colour, fontsize=FONT)
             self.hand_labels.append(label)
-        self.clock_title = self.ax_clock.set_title("", fontsize=10, y=1.0)
+        self.clock_title = self.ax_clock.set_title("", fontsize=FONT, y=1.0)
         # The table, its title and the wavelengths change with d, max_len and base only: a
         # cached layer (see slow_key); a move of pos redraws the rest.
         self.animate(
