@@ -113,19 +113,20 @@ class AlibiExplorer(Explorer):
             "causal": checkbox("causal", causal),
         }
         super().__init__(
-            controls, figsize=(12.5, 4.0), title=tr("ALiBi: a distance penalty per head")
+            controls, figsize=(12.5, 4.4), title=tr("ALiBi: a distance penalty per head")
         )
 
     # -- drawing ----------------------------------------------------------------------
     def draw(self, fig: Figure) -> None:
         # Fixed axes (no layout engine): the layout is not recomputed at every move.
         from matplotlib import colormaps
+        from matplotlib.ticker import MaxNLocator
 
         fig.set_layout_engine(None)
         ax_bias = fig.add_axes((0.01, 0.06, 0.25, 0.80))
         ax_bar = fig.add_axes((0.265, 0.16, 0.008, 0.60))
-        ax_row = fig.add_axes((0.375, 0.13, 0.31, 0.73))
-        ax_dist = fig.add_axes((0.755, 0.13, 0.235, 0.73))
+        ax_row = fig.add_axes((0.40, 0.15, 0.29, 0.71))
+        ax_dist = fig.add_axes((0.785, 0.15, 0.205, 0.71))
         self.ax_bias, self.ax_row, self.ax_dist = ax_bias, ax_row, ax_dist
 
         cmap = colormaps["magma"].with_extremes(under="#c8c8c8", bad="white")
@@ -166,6 +167,7 @@ class AlibiExplorer(Explorer):
         ax_row.set_ylim(WEIGHT_FLOOR, 1.5)
         ax_row.set_yticks([1e-6, 1e-4, 1e-2, 1.0], ["1e-6", "1e-4", "0.01", "1"])
         ax_row.minorticks_off()
+        ax_row.xaxis.set_major_locator(MaxNLocator(6, integer=True, steps=[1, 2, 5, 10]))
         ax_row.set_xlabel(tr("key position j  (dark: steepest slope, light: flattest)"))
         ax_row.set_ylabel(tr("attention weight (log scale)"))
         self.row_title = ax_row.set_title("", fontsize=FONT, y=1.0)
