@@ -175,7 +175,9 @@ class OrderExplorer(Explorer):
 
         fig.set_layout_engine("none")
         self.axes = fig.subplots(
-            1, 3, gridspec_kw={"left": 0.1, "right": 0.86, "bottom": 0.26, "top": 0.83, "wspace": 0.3}
+            1,
+            3,
+            gridspec_kw={"left": 0.1, "right": 0.86, "bottom": 0.26, "top": 0.83, "wspace": 0.3},
         )
         norm = PowerNorm(gamma=0.4, vmin=0.0, vmax=1.0)
         self.images = []
