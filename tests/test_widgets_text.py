@@ -16,10 +16,9 @@ import pytest
 
 from helpers import i18n
 from helpers.widgets.base import Explorer
-from tests.figure_text import outside, overlaps, texts
+from tests.figure_text import MIN_PX, outside, overlaps, texts
 
 bench = importlib.import_module("bench.widget_update")
-MIN_PX = 12.0
 CLASSES = bench.explorer_classes()
 
 
