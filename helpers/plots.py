@@ -53,6 +53,7 @@ __all__ = [
     "SERIES_COLOURS",
     "SERIES_DASHES",
     "SERIES_MARKERS",
+    "SMALL",
     "TRAIN_SHORT_SERIES",
     "Picture",
     "bar_style",
