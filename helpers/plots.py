@@ -53,6 +53,7 @@ __all__ = [
     "SERIES_COLOURS",
     "SERIES_DASHES",
     "SERIES_MARKERS",
+    "SMALL",
     "TRAIN_SHORT_SERIES",
     "Picture",
     "bar_style",
@@ -139,8 +140,12 @@ class Picture:
 
 # The widest a figure is shown, in CSS pixels: narrower than a notebook's output in a
 # 1400-pixel window with the file browser open, so the page never shrinks it and its text
-# stays as large as its font sizes say (8 points and up: 10 CSS pixels and up).
+# stays as large as its font sizes say (SMALL points and up: 12.5 CSS pixels and up).
 MAX_WIDTH = 860
+# The smallest font of a figure, in points (legends, bar labels, notes): a Picture is shown at
+# 90 CSS pixels per inch, so this is 12.5 CSS pixels at 100 % (tests/test_widgets_text.py
+# measures every text); matplotlib's default font (ticks, axis labels) is the same size.
+SMALL = 10
 
 
 def figure(figsize: tuple[float, float], layout: str | None = "constrained") -> Figure:
@@ -208,7 +213,7 @@ def wavelength_figure(wavelengths, ds=(16, 64, 512), base: float = 10000.0) -> P
         (2 * np.pi * base, tr("2 pi base")),
     ):
         ax.axhline(value, color="0.6", lw=0.8, ls="--")
-        ax.text(0.99, value * 1.3, text, fontsize=8, color="0.35", ha="right")
+        ax.text(0.99, value * 1.3, text, fontsize=SMALL, color="0.35", ha="right")
     ax.set_xlabel(tr("pair index i / (d/2)"))
     ax.set_ylabel(tr("wavelength (tokens)"))
     ax.set_title(
@@ -218,7 +223,7 @@ def wavelength_figure(wavelengths, ds=(16, 64, 512), base: float = 10000.0) -> P
         ),
         fontsize=10,
     )
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(fontsize=SMALL, loc="upper left")
     return Picture(fig)
 
 
@@ -237,11 +242,11 @@ def norm_bars(rows: list[tuple[str, float, float, float]]) -> Picture:
     for k, (label, col) in enumerate(parts):
         values = [row[col] for row in rows]
         bars = ax.bar(x + (k - 1) * width, values, width, label=label, **bar_style(k))
-        ax.bar_label(bars, fmt="%.1f", fontsize=8)
+        ax.bar_label(bars, fmt="%.1f", fontsize=SMALL)
     ax.set_xticks(x, [row[0] for row in rows])
     ax.set_ylabel(tr("mean vector norm"))
     ax.set_title(tr("Who is louder: the word or its position?"), fontsize=10)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=SMALL)
     return Picture(fig)
 
 
@@ -276,7 +281,7 @@ def pair_energy_figure(pe, positions: Sequence[int]) -> Picture:
         ax.xaxis.set_major_locator(MaxNLocator(8, integer=True))
     axes[0].set_ylabel(tr("sin² + cos² of pair i"))
     axes[0].set_ylim(0, 1.25)
-    axes[-1].legend(loc="upper right", fontsize="small", ncols=2)
+    axes[-1].legend(loc="upper right", fontsize=SMALL, ncols=2)
     return Picture(fig)
 
 
@@ -295,13 +300,13 @@ def ratio_figure(ds: Sequence[int], unscaled: Sequence[float], scaled: Sequence[
     ax.bar(x + 0.2, scaled, width=0.4, label=tr("token_emb * sqrt(d)"), **bar_style(1))
     ax.axhline(1.0, color="black", ls="--", lw=1, label=tr("words as loud as positions"))
     for xi, u, s in zip(x, unscaled, scaled):
-        ax.annotate(f"{u:.3f}", (xi - 0.2, u), ha="center", va="bottom", fontsize="small")
-        ax.annotate(f"{s:.3f}", (xi + 0.2, s), ha="center", va="bottom", fontsize="small")
+        ax.annotate(f"{u:.3f}", (xi - 0.2, u), ha="center", va="bottom", fontsize=SMALL)
+        ax.annotate(f"{s:.3f}", (xi + 0.2, s), ha="center", va="bottom", fontsize=SMALL)
     ax.set_yscale("log")
     ax.set_xticks(x, [f"d = {d}" for d in ds])
     ax.set_ylabel(tr("mean word norm / sqrt(d/2)"))
     ax.set_title(tr("How loud the words are against the positions"))
-    ax.legend(loc="upper left", fontsize="small")
+    ax.legend(loc="upper left", fontsize=SMALL)
     ax.set_ylim(0.02, 40)  # room for the legend above the labels of the bars
     return Picture(fig)
 
@@ -344,7 +349,7 @@ def profile_figure(
     ax.set_ylabel(tr("dot product / (d/2)") if ylabel is None else ylabel)
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower left", fontsize="small")
+    ax.legend(loc="lower left", fontsize=SMALL)
     return Picture(fig)
 
 
@@ -395,7 +400,7 @@ def layout_figure(interleaved_to_half: Callable, d: int = 8) -> Picture:
                 )
             )
             ax.text(slot, y, f"x{j}", ha="center", va="center", fontsize=10)
-        ax.text(-0.75, y, name, ha="right", va="center", fontsize=9)
+        ax.text(-0.75, y, name, ha="right", va="center", fontsize=SMALL)
     where = np.argsort(src)  # slot of interleaved dim j in the half-split row
     ax.add_collection(
         LineCollection(
@@ -446,7 +451,7 @@ def distance_by_length_figure(lengths: Sequence[int], distances, slopes) -> Pict
     ax.set_xlabel(tr("sequence length L"))
     ax.set_ylabel(tr("mean attention distance (tokens)"))
     ax.set_title(tr("Each head stops at its own range (dotted: 1/(exp(slope) - 1))"))
-    ax.legend(title=tr("slope"), fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    ax.legend(title=tr("slope"), fontsize=SMALL, loc="center left", bbox_to_anchor=(1.01, 0.5))
     ax.grid(alpha=0.3, which="both")
     return Picture(fig)
 
@@ -461,7 +466,7 @@ def turns_figure(turns: Callable, slow_pairs: Callable, d: int, deltas: Sequence
     d = validate.dim(d)
     if len(deltas) == 0:
         raise ValueError(f"deltas must hold at least one distance, got {deltas!r}")
-    fig = figure((8, 4.2))
+    fig = figure((8, 4.8))
     ax = fig.add_subplot()
     for t, delta in enumerate(deltas):
         row = np.asarray(turns(d, delta), dtype=np.float64)
@@ -480,7 +485,8 @@ def turns_figure(turns: Callable, slow_pairs: Callable, d: int, deltas: Sequence
     ax.set_xlabel(tr("pair i"))
     ax.set_ylabel(tr("turns over the distance (log scale)"))
     ax.set_title(tr("Slow pairs keep counting where fast pairs have wrapped around"))
-    ax.legend(fontsize=8, loc="upper right")
+    # under the axes: in the upper right it would hide the slowest rows' fast pairs
+    ax.legend(fontsize=SMALL, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncols=2)
     ax.grid(alpha=0.3)
     return Picture(fig)
 

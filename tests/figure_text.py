@@ -12,6 +12,9 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+# The smallest text a figure may show, in CSS pixels at 100 % zoom (docs/accessibility.md).
+MIN_PX = 12.0
+
 
 @dataclass(frozen=True)
 class Shown:

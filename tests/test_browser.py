@@ -11,7 +11,8 @@ cells are run from JupyterLab's Run menu. For the explorer of every notebook:
   pressing Enter, and the time from the key press to the new image decoded in the page is
   printed (a measurement, not an assertion: the machine may be busy);
 - text: the page's scale of the figure (its width on the page over its own CSS width) times
-  the size of each of its texts is at least 10 CSS pixels, and no two texts overlap;
+  the size of each of its texts is at least 12 CSS pixels (``figure_text.MIN_PX``), and no
+  two texts overlap;
 - screenshots of the explorer and the page go to ``artifacts/browser/`` (git-ignored).
 
 For 02_sincos, the screenshots of the figure before and after a move of ``d`` must differ.
@@ -448,7 +449,8 @@ def test_explorer_layout_and_latency(lab, browser, assignment):
     problems = []
     for cls in _explorer_classes(assignment):
         shown = figure_text.scaled(figure_text.texts(bench.build(cls).fig, Explorer.dpi), scale)
-        problems += [f"{cls.__name__}: {t} is under 10 px" for t in shown if t.size < 10.0]
+        small = [t for t in shown if t.size < figure_text.MIN_PX]
+        problems += [f"{cls.__name__}: {t} is under {figure_text.MIN_PX} px" for t in small]
         problems += [f"{cls.__name__}: {a} overlaps {b}" for a, b in figure_text.overlaps(shown)]
     assert not problems, "\n".join(problems)
 

@@ -113,19 +113,20 @@ class AlibiExplorer(Explorer):
             "causal": checkbox("causal", causal),
         }
         super().__init__(
-            controls, figsize=(12.5, 4.0), title=tr("ALiBi: a distance penalty per head")
+            controls, figsize=(12.5, 4.4), title=tr("ALiBi: a distance penalty per head")
         )
 
     # -- drawing ----------------------------------------------------------------------
     def draw(self, fig: Figure) -> None:
         # Fixed axes (no layout engine): the layout is not recomputed at every move.
         from matplotlib import colormaps
+        from matplotlib.ticker import MaxNLocator
 
         fig.set_layout_engine(None)
         ax_bias = fig.add_axes((0.01, 0.06, 0.25, 0.80))
         ax_bar = fig.add_axes((0.265, 0.16, 0.008, 0.60))
-        ax_row = fig.add_axes((0.375, 0.13, 0.31, 0.73))
-        ax_dist = fig.add_axes((0.755, 0.13, 0.235, 0.73))
+        ax_row = fig.add_axes((0.40, 0.15, 0.29, 0.71))
+        ax_dist = fig.add_axes((0.785, 0.15, 0.205, 0.71))
         self.ax_bias, self.ax_row, self.ax_dist = ax_bias, ax_row, ax_dist
 
         cmap = colormaps["magma"].with_extremes(under="#c8c8c8", bad="white")
@@ -145,7 +146,7 @@ class AlibiExplorer(Explorer):
         bar = fig.colorbar(self.mosaic, cax=ax_bar, extend="min", ticks=[-8, -4, 0])
         bar.ax.tick_params(labelsize=FONT)
         bar.set_label("bias (grey: -inf)", fontsize=FONT)
-        self.bias_title = ax_bias.set_title("", fontsize=10, y=1.0)
+        self.bias_title = ax_bias.set_title("", fontsize=FONT, y=1.0)
         self.tile_labels = [
             ax_bias.text(
                 0,
@@ -166,9 +167,10 @@ class AlibiExplorer(Explorer):
         ax_row.set_ylim(WEIGHT_FLOOR, 1.5)
         ax_row.set_yticks([1e-6, 1e-4, 1e-2, 1.0], ["1e-6", "1e-4", "0.01", "1"])
         ax_row.minorticks_off()
+        ax_row.xaxis.set_major_locator(MaxNLocator(6, integer=True, steps=[1, 2, 5, 10]))
         ax_row.set_xlabel(tr("key position j  (dark: steepest slope, light: flattest)"))
         ax_row.set_ylabel(tr("attention weight (log scale)"))
-        self.row_title = ax_row.set_title("", fontsize=10, y=1.0)
+        self.row_title = ax_row.set_title("", fontsize=FONT, y=1.0)
 
         self.dist_points = ax_dist.scatter([], [], s=36, zorder=3, edgecolors="black", lw=0.5)
         self.uniform_line = ax_dist.axhline(1.0, color="0.4", ls="--", lw=1)
@@ -184,7 +186,7 @@ class AlibiExplorer(Explorer):
         ax_dist.set_xlabel(tr("slope (log scale)"))
         ax_dist.set_ylabel(tr("mean attention distance (tokens)"))
         ax_dist.grid(alpha=0.3)
-        ax_dist.set_title(tr("steep heads look locally"), fontsize=10, y=1.0)
+        ax_dist.set_title(tr("steep heads look locally"), fontsize=FONT, y=1.0)
         # The mosaic changes with heads, seq_len and causal only: a cached layer (see
         # slow_key). The weights and the distances are drawn at every frame, so that the
         # second frame of a large move (see refresh) redraws the distances only.

@@ -87,9 +87,11 @@ __all__ = [
 SLIDER_WIDTH = "330px"  # a slider with a short label (see slider_widths); its number box beside it
 DESCRIPTION_WIDTH = "80px"
 BOX_WIDTH = "92px"
-# The smallest text of a figure, in points: a figure is shown at 72 CSS pixels per inch, so
-# this is 10 CSS pixels at 100 % zoom (tests/test_widgets_text.py measures every text).
-FONT = 10
+# The font of an explorer's figure, in points: its tick labels, axis labels, legends and panel
+# titles, and the smallest text it has. A figure is shown at 72 CSS pixels per inch, so this is
+# 12 CSS pixels at 100 % zoom (tests/test_widgets_text.py measures every text). Figures are
+# built and drawn with it as matplotlib's ``font.size`` (``Explorer.style``).
+FONT = 12
 
 
 def interactive() -> bool:
@@ -224,7 +226,8 @@ class Explorer:
         self._png = PngEncoder()
         self._kept: dict[str, tuple[Hashable, object]] = {}
         self._why: dict[Axes, Text] = {}  # the note of a panel left undrawn
-        self.draw(self.fig)
+        with self.style():
+            self.draw(self.fig)
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
         self.refresh()
@@ -247,6 +250,14 @@ class Explorer:
         return ()
 
     # -- machinery ------------------------------------------------------------------
+    @staticmethod
+    def style() -> contextlib.AbstractContextManager:
+        """matplotlib's settings while a figure is built and updated: every text that gives
+        no size of its own (ticks, axis labels, legends, titles) is ``FONT`` points."""
+        import matplotlib
+
+        return matplotlib.rc_context({"font.size": FONT, "axes.titlesize": FONT})
+
     def animate(
         self,
         artists: Iterable[Artist],
@@ -346,14 +357,15 @@ class Explorer:
     def refresh(self) -> None:
         """Recompute from the current slider values and redraw into the same image."""
         self.errors, self._failed = [], set()
-        try:
-            self.update(**self.values())
-        except Exception as exc:  # noqa: BLE001 - a learner's function may still be a stub
-            self.errors.append(describe(exc))
-            self._failed = {id(a) for a in self.dynamic + self.slow}
-        self.message.value = "<br>".join(dict.fromkeys(self.errors))
-        self._say_why_empty()
-        self.render()
+        with self.style():
+            try:
+                self.update(**self.values())
+            except Exception as exc:  # noqa: BLE001 - a learner's function may still be a stub
+                self.errors.append(describe(exc))
+                self._failed = {id(a) for a in self.dynamic + self.slow}
+            self.message.value = "<br>".join(dict.fromkeys(self.errors))
+            self._say_why_empty()
+            self.render()
         self.say()
 
     def say(self) -> None:

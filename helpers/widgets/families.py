@@ -118,7 +118,7 @@ class FamiliesExplorer(Explorer):
             frameon=False,
             markerscale=2,
         )
-        ax.set_title(tr("your t5_bucket"), fontsize=10, y=1.0)
+        ax.set_title(tr("your t5_bucket"), fontsize=FONT, y=1.0)
         self.last_text = subtitle(ax)
         self.matrix = ax_bias.imshow(
             np.zeros((SIZE, SIZE)),
@@ -129,7 +129,7 @@ class FamiliesExplorer(Explorer):
         )
         ax_bias.set_xlabel(tr("key j"))
         ax_bias.set_ylabel(tr("query i"))
-        ax_bias.set_title(tr("your t5_bias, one head"), fontsize=10, y=1.0)
+        ax_bias.set_title(tr("your t5_bias, one head"), fontsize=FONT, y=1.0)
         bar = fig.colorbar(self.matrix, cax=ax_bar)
         bar.ax.tick_params(labelsize=FONT)
         bar.set_label("stand-in bias", fontsize=FONT)

@@ -99,15 +99,16 @@ class LongContextExplorer(Explorer):
             "train_len": int_slider("train_len", train_len, 512, 16384, step=512),
         }
         super().__init__(
-            controls, figsize=(12.0, 4.4), title=tr("Stretching RoPE: rates and angles per pair")
+            controls, figsize=(12.5, 4.4), title=tr("Stretching RoPE: rates and angles per pair")
         )
 
     def draw(self, fig: Figure) -> None:
         from matplotlib.patches import Rectangle
+        from matplotlib.ticker import MaxNLocator
 
         fig.set_layout_engine("none")  # fixed axes: no layout pass per frame
-        ax_rate = fig.add_axes((0.06, 0.13, 0.36, 0.74))
-        ax_ratio = fig.add_axes((0.49, 0.13, 0.3, 0.74))
+        ax_rate = fig.add_axes((0.075, 0.13, 0.30, 0.74))
+        ax_ratio = fig.add_axes((0.455, 0.13, 0.28, 0.74))
         self.ax_rate, self.ax_ratio = ax_rate, ax_ratio
         self.slow_band = Rectangle(
             (0, RATIO_LIMITS[0]), 0, RATIO_LIMITS[1], color="0.88", zorder=0, lw=0
@@ -123,17 +124,22 @@ class LongContextExplorer(Explorer):
         for ax in (ax_rate, ax_ratio):
             ax.set_yscale("log")
             ax.set_xlabel(tr("pair i"))
+            ax.xaxis.set_major_locator(MaxNLocator(6, integer=True, steps=[1, 2, 5, 10]))
             ax.grid(True, which="major", alpha=0.3)
         ax_rate.set_ylim(*RATE_LIMITS)
         ax_ratio.set_ylim(*RATIO_LIMITS)
         ax_rate.set_ylabel(tr("rate θ'ᵢ (radians per position)"))
         ax_ratio.set_ylabel(tr("largest angle / first unseen angle"))
-        ax_rate.set_title(tr("the rates of each method"), fontsize=10, y=1.0)
-        ax_ratio.set_title(tr("at factor × train_len (grey: slow pairs)"), fontsize=10, y=1.0)
+        ax_rate.set_title(tr("the rates of each method"), fontsize=FONT, y=1.0)
+        ax_ratio.set_title(tr("at factor × train_len (grey: slow pairs)"), fontsize=FONT, y=1.0)
         fig.legend(
-            handles=self.rate_lines, loc="upper left", bbox_to_anchor=(0.8, 0.87), fontsize=FONT
+            handles=self.rate_lines,
+            loc="upper left",
+            bbox_to_anchor=(0.745, 0.87),
+            fontsize=FONT,
+            handlelength=1.6,
         )
-        self.counts = fig.text(0.805, 0.13, "", fontsize=FONT, va="bottom")
+        self.counts = fig.text(0.75, 0.13, "", fontsize=FONT, va="bottom")
         # the counts change less often than the lines: a cached layer, drawn when they change;
         # d sets the x-limits of both axes: those axes move (a layer, not the background)
         self.animate(

@@ -112,7 +112,7 @@ class OffsetsExplorer(Explorer):
                 style={"description_width": "80px"},
             ),
         }
-        super().__init__(controls, figsize=(12.0, 3.9), title=tr("One offset, many starts"))
+        super().__init__(controls, figsize=(12.0, 4.3), title=tr("One offset, many starts"))
 
     def draw(self, fig: Figure) -> None:
         # Fixed axes (no layout engine): the layout is not recomputed at every move.
@@ -121,7 +121,7 @@ class OffsetsExplorer(Explorer):
         fig.set_layout_engine(None)
         self.axes, self.curves, self.markers, self.titles = {}, {}, {}, {}
         for col, name in enumerate(METHODS):
-            ax = self.axes[name] = fig.add_axes((0.06 + col * 0.325, 0.25, 0.265, 0.6))
+            ax = self.axes[name] = fig.add_axes((0.075 + col * 0.32, 0.24, 0.26, 0.62))
             colour = COLOURS[name]
             (self.curves[name],) = ax.plot(
                 [], [], color=colour, lw=1.2, alpha=0.7, label=tr("every start")
@@ -143,7 +143,7 @@ class OffsetsExplorer(Explorer):
             ax.yaxis.set_major_locator(MaxNLocator(nbins=4))  # few labels: fast to redraw
             ax.set_xlabel(tr("start s (symlog)"))
             ax.grid(alpha=0.3)
-            self.titles[name] = ax.set_title("", fontsize=10, y=1.0)
+            self.titles[name] = ax.set_title("", fontsize=FONT, y=1.0)
         self.axes["RoPE"].set_ylabel(tr("score of query at s + offset, key at s"))
         fig.text(
             0.01, 0.025, tr("spread = max - min over the listed starts"), fontsize=FONT, color="0.3"
@@ -155,7 +155,7 @@ class OffsetsExplorer(Explorer):
             fontsize=FONT,
             frameon=False,
         )
-        self.suptitle = fig.suptitle("", fontsize=10, y=0.985)
+        self.suptitle = fig.suptitle("", fontsize=FONT, y=0.985)
         self.animate(
             [
                 *self.curves.values(),

@@ -103,7 +103,7 @@ class OrderExplorer(Explorer):
             "positions": checkbox(tr("add positions"), positions),
         }
         super().__init__(
-            controls, figsize=(10.5, 4.0), title=tr("Shuffle the tokens: does attention notice?")
+            controls, figsize=(10.5, 4.4), title=tr("Shuffle the tokens: does attention notice?")
         )
 
     # -- the data -------------------------------------------------------------------
@@ -175,7 +175,9 @@ class OrderExplorer(Explorer):
 
         fig.set_layout_engine("none")
         self.axes = fig.subplots(
-            1, 3, gridspec_kw={"left": 0.09, "right": 0.9, "bottom": 0.2, "top": 0.8, "wspace": 0.3}
+            1,
+            3,
+            gridspec_kw={"left": 0.1, "right": 0.86, "bottom": 0.26, "top": 0.83, "wspace": 0.3},
         )
         norm = PowerNorm(gamma=0.4, vmin=0.0, vmax=1.0)
         self.images = []
@@ -189,18 +191,18 @@ class OrderExplorer(Explorer):
                 interpolation="nearest",
                 interpolation_stage="data",
             )
-            self.titles.append(ax.set_title(label, fontsize=10, y=1.0))
+            self.titles.append(ax.set_title(label, fontsize=FONT, y=1.0))
             ax.set_xlabel(tr("key token"))
             self.images.append(im)
         self.axes[0].set_ylabel(tr("query token"))
-        cax = fig.add_axes((0.92, 0.2, 0.015, 0.6))
+        cax = fig.add_axes((0.88, 0.26, 0.015, 0.57))
         fig.colorbar(
             self.images[0],
             cax=cax,
             label=tr("attention weight"),
             ticks=[0, 0.01, 0.05, 0.2, 0.5, 1],
         )
-        self.suptitle = fig.suptitle("", fontsize=11)
+        self.suptitle = fig.suptitle("", fontsize=FONT)
         # n sets the limits and tick labels of the three maps: their axes move (the layer)
         self.animate([*self.images, self.titles[2], self.suptitle], moving=list(self.axes))
 

@@ -96,7 +96,7 @@ class RopeExplorer(Explorer):
             "d": int_slider("d", d, 2, 512, step=2),
             "base": log_slider("base", base, 1, 6),
         }
-        super().__init__(controls, figsize=(11, 4.2), title=tr("RoPE: the score sees n - m only"))
+        super().__init__(controls, figsize=(11, 4.6), title=tr("RoPE: the score sees n - m only"))
 
     def draw(self, fig: Figure) -> None:
         fig.set_layout_engine("none")  # fixed axes: a layout pass per frame costs ~100 ms
@@ -118,9 +118,9 @@ class RopeExplorer(Explorer):
         ax.grid(True, alpha=0.3)
         # legends under the axes: the curves may reach any height
         ax.legend(
-            loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=3, fontsize=FONT, frameon=False
+            loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=2, fontsize=FONT, frameon=False
         )
-        ax.set_title(tr("the same offset at every shift s"), fontsize=10, y=1.0)
+        ax.set_title(tr("the same offset at every shift s"), fontsize=FONT, y=1.0)
         self.score_title = subtitle(ax)  # short: every glyph is drawn at every update
 
         (self.fast_dots,) = turns_ax.plot(
@@ -136,9 +136,9 @@ class RopeExplorer(Explorer):
         turns_ax.set_ylabel(tr("turns over |m − n|"))
         turns_ax.grid(True, which="major", alpha=0.3)
         turns_ax.legend(
-            loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=2, fontsize=FONT, frameon=False
+            loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=1, fontsize=FONT, frameon=False
         )
-        turns_ax.set_title(tr("turns per pair over the distance |n − m|"), fontsize=10, y=1.0)
+        turns_ax.set_title(tr("turns per pair over the distance |n − m|"), fontsize=FONT, y=1.0)
         self.turns_title = subtitle(turns_ax)
         # the score range follows d, m, n and base; the pairs follow d: both axes move
         self.animate(

@@ -188,7 +188,7 @@ class PatchScoreExplorer(Explorer):
             ax.set_yticks([])
             ax.set_xlabel(tr("column (x) →"))
             ax.set_ylabel(tr("← row (y)"))
-            ax.set_title(title, fontsize=10, y=1.0)
+            ax.set_title(title, fontsize=FONT, y=1.0)
             (mark,) = ax.plot([], [], "+", color="k", ms=12, mew=2)
             note = ax.text(0.5, -0.08, "", transform=ax.transAxes, ha="center", va="top")
             self.maps.append(image)
@@ -316,7 +316,7 @@ class MropeExplorer(Explorer):
             controls["interleaved"] = checkbox(tr("interleaved (Qwen3-VL)"), interleaved)
         super().__init__(
             controls,
-            figsize=(11.0, 7.4 if self.layouts is not None else 4.2),
+            figsize=(11.0, 8.0 if self.layouts is not None else 4.6),
             title=tr("M-RoPE: three ids per token (Qwen2-VL)"),
         )
 
@@ -325,7 +325,7 @@ class MropeExplorer(Explorer):
 
         fig.set_layout_engine("none")
         two = self.layouts is not None
-        ax = fig.add_axes((0.07, 0.6, 0.9, 0.31) if two else (0.07, 0.14, 0.9, 0.66))
+        ax = fig.add_axes((0.07, 0.62, 0.9, 0.26) if two else (0.07, 0.14, 0.9, 0.6))
         self.ax = ax
         self.image_band = Rectangle((0, 0), 0, 1, color="0.88", lw=0, zorder=0)
         ax.add_patch(self.image_band)
@@ -363,12 +363,13 @@ class MropeExplorer(Explorer):
             fontsize=FONT,
             frameon=False,
         )
-        self.note = fig.text(0.07, 0.918 if two else 0.85, "", fontsize=FONT, va="bottom")
+        # the notes wrap at the figure's edge: two lines at most
+        self.note = fig.text(0.07, 0.95 if two else 0.9, "", fontsize=FONT, va="top", wrap=True)
         artists = [self.image_band, *self.id_lines, self.count_line, self.count_mark, self.note]
         moving = [ax.xaxis, ax.yaxis]
         self.bars = []
         if two:
-            bx = fig.add_axes((0.07, 0.09, 0.9, 0.36))
+            bx = fig.add_axes((0.07, 0.085, 0.9, 0.375))
             self.budget_ax = bx
             pairs = np.arange(BUDGET_D // 2)
             self.bars = list(bx.bar(pairs, np.ones(pairs.size), width=0.8, color="0.7", log=True))
@@ -389,7 +390,7 @@ class MropeExplorer(Explorer):
                 fontsize=FONT,
                 frameon=False,
             )
-            self.budget_note = fig.text(0.07, 0.465, "", fontsize=FONT, va="bottom")
+            self.budget_note = fig.text(0.07, 0.535, "", fontsize=FONT, va="top", wrap=True)
             artists += [*self.bars, self.budget_note]
         self.animate(artists, moving=moving)
 

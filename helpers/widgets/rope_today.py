@@ -100,7 +100,7 @@ class RopeTodayExplorer(Explorer):
         }
         super().__init__(
             controls,
-            figsize=(12.0, 5.6),
+            figsize=(12.5, 6.4),
             title=tr("RoPE today: a layer plan, a partly rotated head, a sink cache"),
         )
 
@@ -108,10 +108,10 @@ class RopeTodayExplorer(Explorer):
         fig.set_layout_engine("none")
         # two columns: the layer plan over the rates (left), the sink cache over its errors
         # (right); each column's caption sits under its top panel, above its lower one
-        ax_plan = fig.add_axes((0.05, 0.76, 0.42, 0.12))
-        ax_rate = fig.add_axes((0.07, 0.09, 0.4, 0.44))
-        ax_slot = fig.add_axes((0.56, 0.76, 0.4, 0.12))
-        ax_err = fig.add_axes((0.58, 0.09, 0.38, 0.44))
+        ax_plan = fig.add_axes((0.05, 0.8, 0.42, 0.1))
+        ax_rate = fig.add_axes((0.07, 0.09, 0.4, 0.42))
+        ax_slot = fig.add_axes((0.56, 0.8, 0.4, 0.1))
+        ax_err = fig.add_axes((0.58, 0.09, 0.38, 0.42))
         self.ax_plan, self.ax_rate, self.ax_slot, self.ax_err = ax_plan, ax_rate, ax_slot, ax_err
         blank = np.full((1, MAX_LAYERS), np.nan)
         self.plan_image = ax_plan.imshow(
@@ -163,9 +163,9 @@ class RopeTodayExplorer(Explorer):
         ax_rate.set_xlabel(tr("pair i (d = 256, base 1e6)"))
         ax_rate.set_ylabel(tr("rate θᵢ (0: not rotated)"))
         ax_rate.grid(True, alpha=0.3)
-        ax_rate.legend(loc="lower left", fontsize=FONT)
-        self.rate_note = ax_rate.text(
-            0.98, 0.96, "", transform=ax_rate.transAxes, ha="right", va="top", fontsize=FONT
+        ax_rate.legend(loc="upper right", fontsize=FONT)  # the rates fall from the upper left
+        self.rate_note = ax_rate.text(  # over the panel: it is wider than the panel
+            0.0, 1.03, "", transform=ax_rate.transAxes, ha="left", va="bottom", fontsize=FONT
         )
         self.slot_image = ax_slot.imshow(
             np.full((1, MAX_WINDOW), np.nan),
@@ -188,8 +188,9 @@ class RopeTodayExplorer(Explorer):
         ax_err.set_xlabel(tr("slot"))
         ax_err.set_ylabel(tr("|cache - apply_rope(raw key, slot)|"))
         ax_err.grid(True, alpha=0.3)
-        self.plan_note = fig.text(0.05, 0.655, "", fontsize=FONT, va="top")
-        self.cache_note = fig.text(0.56, 0.655, "", fontsize=FONT, va="top")
+        self.plan_note = fig.text(0.05, 0.7, "", fontsize=FONT, va="top")
+        # wrapped at the figure's edge: its lines are wider than the column
+        self.cache_note = fig.text(0.56, 0.7, "", fontsize=FONT, va="top", wrap=True)
         self.animate(
             [
                 self.plan_image,

@@ -148,7 +148,7 @@ class ShiftExplorer(Explorer):
             frameon=False,
             handlelength=1.5,
         )
-        self.heading = fig.text(0.01, 0.975, "", fontsize=11, va="top", weight="bold")
+        self.heading = fig.text(0.01, 0.975, "", fontsize=FONT, va="top", weight="bold")
         self.pairs_note = fig.text(
             0.56, 0.975, "", fontsize=FONT, va="top", ha="right", color="0.3"
         )
@@ -162,7 +162,7 @@ class ShiftExplorer(Explorer):
         err_ax.set_xlabel("pos")
         err_ax.set_ylabel(tr("max |M(k) PE(pos) − PE(pos + k)|"), fontsize=FONT)
         err_ax.grid(True, which="major", alpha=0.3)
-        err_ax.set_title(tr("one M(k) for every pos"), fontsize=10, y=1.0)
+        err_ax.set_title(tr("one M(k) for every pos"), fontsize=FONT, y=1.0)
         self.err_title = subtitle(err_ax)  # above the data, which may reach any height
         self.animate(
             [

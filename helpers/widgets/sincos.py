@@ -67,7 +67,7 @@ class SincosExplorer(Explorer):
         }
         super().__init__(
             controls,
-            figsize=(11, 4.2),
+            figsize=(11, 4.6),
             title=tr("The sin/cos table: move d, base and the highlighted pos"),
         )
 
@@ -77,7 +77,7 @@ class SincosExplorer(Explorer):
         fig.set_layout_engine("none")
         self.ax_map = fig.add_axes((0.06, 0.13, 0.27, 0.75))
         cax = fig.add_axes((0.34, 0.13, 0.012, 0.75))
-        self.ax_row = fig.add_axes((0.47, 0.13, 0.27, 0.75))
+        self.ax_row = fig.add_axes((0.485, 0.13, 0.255, 0.75))
         self.ax_clock = fig.add_axes((0.76, 0.34, 0.22, 0.54))
 
         self.heat = self.ax_map.imshow(
@@ -95,8 +95,8 @@ class SincosExplorer(Explorer):
             ax.xaxis.set_major_locator(MaxNLocator(nbins=4, integer=True))
         self.ax_map.yaxis.set_major_locator(MaxNLocator(nbins=5, integer=True))
         self.ax_map.set_ylabel(tr("position pos"))
-        self.map_title = self.ax_map.set_title("", fontsize=10, y=1.0)
-        fig.colorbar(self.heat, cax=cax)
+        self.map_title = self.ax_map.set_title("", fontsize=FONT, y=1.0)
+        fig.colorbar(self.heat, cax=cax, ticks=[-1, -0.5, 0, 0.5, 1])
 
         (self.sin_line,) = self.ax_row.plot(
             [], [], "o-", ms=3, lw=1, color=SERIES_COLOURS[4], label=tr("sin (even j)")
@@ -104,14 +104,15 @@ class SincosExplorer(Explorer):
         (self.cos_line,) = self.ax_row.plot(
             [], [], "s--", ms=3, lw=1, color=SERIES_COLOURS[0], label=tr("cos (odd j)")
         )
-        self.ax_row.set_ylim(-1.45, 1.15)  # room under -1 for the legend: it stays static
+        self.ax_row.set_ylim(-1.95, 1.15)  # room under -1 for the legend: it stays static
+        self.ax_row.set_yticks([-1, -0.5, 0, 0.5, 1])
         self.ax_row.axhline(0, color="0.8", lw=0.8)
         self.ax_row.set_xlabel(tr("dimension j"))
         self.ax_row.set_ylabel(tr("PE[pos, j]"))
         self.row_legend = self.ax_row.legend(
-            loc="lower center", ncol=2, fontsize=FONT, framealpha=0.9, borderaxespad=0.2
+            loc="lower center", ncol=1, fontsize=FONT, framealpha=0.9, borderaxespad=0.2
         )
-        self.row_title = self.ax_row.set_title("", fontsize=10, y=1.0)
+        self.row_title = self.ax_row.set_title("", fontsize=FONT, y=1.0)
 
         angles = np.linspace(0, 2 * np.pi, 200)
         self.ax_clock.plot(np.sin(angles), np.cos(angles), color="0.6", lw=1)
@@ -133,7 +134,7 @@ class SincosExplorer(Explorer):
             self.hands.append(hand)
             label = fig.text(0.76, 0.25 - 0.06 * k, "", color=colour, fontsize=FONT)
             self.hand_labels.append(label)
-        self.clock_title = self.ax_clock.set_title("", fontsize=10, y=1.0)
+        self.clock_title = self.ax_clock.set_title("", fontsize=FONT, y=1.0)
         # The table, its title and the wavelengths change with d, max_len and base only: a
         # cached layer (see slow_key); a move of pos redraws the rest.
         self.animate(

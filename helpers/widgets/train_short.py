@@ -112,7 +112,7 @@ class TrainShortExplorer(Explorer):
             controls[name] = checkbox(name, True)
         if self.betas:
             controls["yarn"] = checkbox(YARN, True)
-        super().__init__(controls, figsize=(9, 4.2), title=tr("Train short, test long"))
+        super().__init__(controls, figsize=(12, 4.6), title=tr("Train short, test long"))
 
     def draw(self, fig: Figure) -> None:
         from helpers.plots import train_short_style
@@ -120,7 +120,7 @@ class TrainShortExplorer(Explorer):
 
         self.window = BREAK_WINDOW
         fig.set_layout_engine(None)
-        self.ax = fig.add_axes((0.08, 0.14, 0.7, 0.74))
+        self.ax = fig.add_axes((0.07, 0.13, 0.63, 0.71))
         self.lines, self.marks, self.labels = {}, {}, {}
         names = [*SCHEMES, "t5_md128"] + ([YARN] if self.betas else [])
         for name in names:
@@ -147,8 +147,9 @@ class TrainShortExplorer(Explorer):
         self.ax.set_xlabel(tr("position"))
         self.ax.set_ylabel(tr("excess over the optimum (nats)"))
         self.text = subtitle(self.ax)
+        self.text.set_wrap(True)  # two lines when it is wider than the figure
         # the YaRN read's summary, right of the axes (the subtitle has no room for it)
-        self.yarn_text = fig.text(0.86, 0.14, "", fontsize=FONT, va="bottom", ha="left")
+        self.yarn_text = fig.text(0.8, 0.13, "", fontsize=FONT, va="bottom", ha="left")
         self.animate(
             [
                 *self.lines.values(),
