@@ -256,11 +256,13 @@ def _arrows_and_space(page, explorer, k: int) -> list[str]:
         handle.focus()
         page.keyboard.press(forth)
         moved = _wait_change(value.input_value, before)
-        redrawn = _wait_change(lambda: image.get_attribute("src"), src)
         # the box is set by the kernel: its new value is the move's round trip
         if moved == before:
             problems.append(f"explorer {k}: {forth} on {label} left its value at {before}")
-        redraws += redrawn != src  # one step may leave every pixel as it was
+        if not redraws:  # one redraw is asked of the explorer; a step may leave every pixel
+            # as it was (then this waits its whole time), so once one is seen none is awaited
+            redrawn = _wait_change(lambda: image.get_attribute("src"), src, 10.0)
+            redraws += redrawn != src
         page.keyboard.press(back)
         _wait_change(value.input_value, moved)
     if pairs.count() and not redraws:
