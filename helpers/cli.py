@@ -537,9 +537,16 @@ def main(argv: list[str] | None = None) -> int:
         )
         return generate(args.ids, course)
     if args.command == "grade-ui":
-        cmd = grade_ui_command(port=args.port)
+        from helpers.teacher.classroom.course import course_root
+
+        try:  # the course the teacher is in, as every teacher's command finds it
+            course = course_root(None)
+        except ValueError as exc:
+            print(f"grade-ui: {exc}", file=sys.stderr)
+            return 2
+        cmd = grade_ui_command(course, port=args.port)
         print(" ".join(cmd), flush=True)
-        return subprocess.call(cmd, cwd=ROOT, env=_env_with_venv())
+        return subprocess.call(cmd, cwd=course, env=_env_with_venv())
     if args.command == "check":
         from helpers.teacher.isolated import check_command
 

@@ -241,3 +241,71 @@ def test_axe_finds_no_violation_in_the_submission_feedback_and_report_pages(grad
         finally:
             browser.close()
     assert not problems, "\n".join(problems)
+
+
+def test_make_grade_ui_serves_the_course_it_runs_in_with_the_exchange_it_is_given(graded, tmp_path):
+    """`make grade-ui EXCHANGE=DIR PORT=N`, typed in a copy of the class (its Makefile beside
+    it, as in a teacher's clone): the Formgrader is that course's, on that port, and its
+    Release button (the Formgrader's own API) releases into that exchange. grade-ui once took
+    no EXCHANGE and always served the repository's own course."""
+    import os
+    import re
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    copy = Path(shutil.copytree(graded, tmp_path / "course", symlinks=True))
+    for name in ("Makefile", "pyproject.toml"):
+        shutil.copy2(kit.REPO / name, copy / name)
+    exchange, port = tmp_path / "exchange", _free_port()
+    venv = Path(sys.executable).parent.parent
+    env = kit.env() | {"HOME": str(tmp_path), "JUPYTER_CONFIG_DIR": str(tmp_path / ".jupyter")}
+    env.pop("PE_COURSE_EXCHANGE", None)
+    log = tmp_path / "grade-ui.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            ["make", "-o", str(venv / ".installed"), f"VENV={venv}", "grade-ui"]
+            + [f"EXCHANGE={exchange}", f"PORT={port}"],
+            cwd=copy,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        deadline, found = time.monotonic() + 180, None
+        while found is None and time.monotonic() < deadline and proc.poll() is None:
+            found = re.search(
+                rf"http://127\.0\.0\.1:{port}/\S*\?token=([0-9a-f]+)", log.read_text()
+            )
+            time.sleep(0.5)
+        assert found, log.read_text()
+        token = found.group(1)
+
+        def api(path: str, method: str = "GET") -> dict:
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{port}{path}",
+                method=method,
+                headers={"Authorization": f"token {token}"},
+                data=b"" if method == "POST" else None,
+            )
+            with urllib.request.urlopen(request, timeout=120) as r:
+                return json.loads(r.read() or b"{}")
+
+        # the course it serves is the copy: its files, its gradebook's assignment
+        listed = api("/api/contents/autograded")
+        assert {c["name"] for c in listed["content"]} == {"alice", "bob"}, listed
+        students = {s["id"] for s in api("/formgrader/api/students")}
+        assert students >= {"alice", "bob"}, students
+        said = api(f"/formgrader/api/assignment/{ASSIGNMENT}/release", "POST")
+        assert said.get("success"), said
+        released = exchange / course_id(copy) / "outbound" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        assert released.is_file(), (said, sorted(p.name for p in exchange.rglob("*")))
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
