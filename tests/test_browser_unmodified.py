@@ -23,7 +23,6 @@ from helpers.teacher.classroom.course import copy_course
 from tests import classroom_kit as kit
 from tests.test_browser import (
     CHROMIUM,
-    KERNEL_START_MS,
     LAUNCH_ARGS,
     _free_port,
     _kernel_ready,
@@ -45,14 +44,12 @@ MODEL_JS = """() => {
   return {dirty: model.dirty, language_info: model.getMetadata('language_info') || null,
           kernelspec: model.getMetadata('kernelspec') || null};
 }"""
-# JupyterLab has written the kernel's language_info (it carries a mimetype; the file's own
-# before did not, and the course's does: then its version is the kernel's)
-LANGUAGE_SET_JS = """(version) => {
+# The kernel's kernel_info reply, once it has come (JupyterLab writes its language_info into
+# the model as it comes: after this the model holds the kernel's metadata)
+KERNEL_INFO_JS = """async () => {
   const panel = window.jupyterapp.shell.currentWidget;
-  const info = panel && panel.context.model.getMetadata('language_info');
-  const kernel = panel && panel.sessionContext.session && panel.sessionContext.session.kernel;
-  return !!info && !!kernel && kernel.info !== undefined && !!info.mimetype
-    && info.version === version;
+  const info = await panel.sessionContext.session.kernel.info;
+  return info.language_info;
 }"""
 
 
@@ -107,25 +104,21 @@ def browser():
             chromium.close()
 
 
-def _open(browser, url: str, token: str, path: str, version: str) -> dict:
-    """Open ``path``, wait for its kernel and for the kernel's language_info in the model,
-    then WAIT_S seconds of autosave; the model's state then."""
+def _open(browser, url: str, token: str, path: str) -> dict:
+    """Open ``path``, wait for its kernel and its kernel_info reply, then WAIT_S seconds of
+    autosave; the model's state then, and the language_info the kernel reported."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.set_default_timeout(120_000)
     try:
         page.goto(f"{url}/lab/tree/{path}?reset&token={token}")
         page.locator(".jp-NotebookPanel").first.wait_for()
         _kernel_ready(page, path)
-        page.wait_for_function(LANGUAGE_SET_JS, arg=version, polling=250, timeout=KERNEL_START_MS)
+        reported = page.evaluate(KERNEL_INFO_JS)
         time.sleep(WAIT_S)
-        return page.evaluate(MODEL_JS)
+        return page.evaluate(MODEL_JS) | {"reported": reported}
     finally:
         page.close()
         _stop_kernels(url, token)
-
-
-def _kernel_version() -> str:
-    return f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
 @pytest.mark.skipif(bool(_skip_reason()), reason=_skip_reason() or "ready")
@@ -136,9 +129,11 @@ def test_an_opened_notebook_stays_unmodified(lab, browser, assignment):
     before = (root / path).read_bytes()
     committed = (kit.REPO / path).read_bytes()
     assert before == committed
-    state = _open(browser, url, token, path, _kernel_version())
+    state = _open(browser, url, token, path)
     assert state["dirty"] is False, f"{path}: opening it marked it modified: {state}"
-    assert (root / path).read_bytes() == committed, f"{path}: autosave rewrote the file"
+    assert (root / path).read_bytes() == committed, (
+        f"{path}: autosave rewrote the file; the kernel reported {state['reported']}"
+    )
 
 
 @pytest.mark.skipif(bool(_skip_reason()), reason=_skip_reason() or "ready")
@@ -148,7 +143,7 @@ def test_the_metadata_committed_before_was_marked_modified_and_rewritten(lab, br
     url, token, root = lab
     path = f"notebooks/{CONTROL}"
     before = (root / path).read_bytes()
-    state = _open(browser, url, token, path, _kernel_version())
+    state = _open(browser, url, token, path)
     after = (root / path).read_bytes()
     assert after != before, "the control notebook was not rewritten"
     saved = json.loads(after)["metadata"]["language_info"]
