@@ -86,7 +86,10 @@ def doctor() -> int:
         f"{'enabled' if enabled else 'not enabled: run `jupyter labextension list`'}"
     )
     kernels = Path(sys.prefix) / "etc" / "ipython" / "ipython_kernel_config.py"
-    loaded = kernels.is_file() and "helpers.fresh_kernel" in kernels.read_text(encoding="utf-8")
+    loaded = kernels.is_file() and all(
+        f"helpers.{name}" in kernels.read_text(encoding="utf-8")
+        for name in ("fresh_kernel", "kernel_info")
+    )
     failures += not loaded
     print(
         f"[{'OK' if loaded else 'FAIL'}] kernels' configuration {kernels}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 
 import numpy as np
 import pytest
@@ -452,3 +453,122 @@ def test_a_case_that_cannot_tell_two_mistakes_apart_names_neither():
     assert named is not None and named.name.startswith("pi as the right eigenvector")
     named = C.diagnose(check, sparse, ce_marginal_loop(*sparse.args))
     assert named is not None and named.name.startswith("h1 as the entropy of the marginal")
+
+
+# --------------------------------------------------------------------------- what a learner reads
+
+
+def _self_check_text(breaking_point_impl, lang: str | None = None) -> str:
+    """The self-check of 13_train_short as the notebook prints it, the other three functions
+    right (the course's reference), ``breaking_point`` the learner's."""
+    import contextlib
+    import io
+
+    from helpers.i18n import speaking
+    from helpers.teacher import kernel
+
+    namespace = {
+        "next_token_loss": next_token_loss,
+        "chain_entropy": chain_entropy,
+        "attention_entropy": attention_entropy,
+        "breaking_point": breaking_point_impl,
+    }
+    out = io.StringIO()
+    with speaking(lang), contextlib.redirect_stdout(out):
+        kernel.self_check("13_train_short", namespace, seed=12345)
+    return " ".join(out.getvalue().split())  # long messages wrap under their column
+
+
+def _runs_from(excess, train_len, threshold) -> list[str]:
+    """The runs of positions p >= train_len with excess[p] > threshold, by a plain loop."""
+    runs, start = [], None
+    values = [float(v) for v in excess] + [-math.inf]
+    for p in range(train_len, len(values)):
+        if values[p] > threshold and start is None:
+            start = p
+        elif not values[p] > threshold and start is not None:
+            runs.append(str(start) if p - 1 == start else f"{start}-{p - 1}")
+            start = None
+    return runs
+
+
+def test_a_random_case_of_breaking_point_names_its_inputs_as_passed():
+    """train_len, threshold, window as the call gets them (39, 0.05, 2), T, whether excess is
+    a list or an array, and where the excess is above the threshold from train_len on."""
+    check = C.CHECKS["breaking_point"]
+    kinds = set()
+    for case in check.random(np.random.default_rng(3)):
+        excess, train_len = case.args
+        threshold, window = case.kwargs["threshold"], case.kwargs["window"]
+        label = case.label
+        for shown in (
+            f"train_len = {train_len!r}",
+            f"threshold = {threshold!r}",
+            f"window = {window!r}",
+            f"T = {len(excess)}",
+        ):
+            assert shown in label, (shown, label)
+        kind = "a list of" if isinstance(excess, list) else "an array of"
+        kinds.add(kind)
+        assert f"excess = {kind} {len(excess)} numbers" in label, label
+        runs = _runs_from(excess, train_len, threshold)
+        assert runs, "a random case without a run above the threshold"
+        assert f"from train_len on: {', '.join(runs[:3])}" in label, (runs[:3], label)
+    assert kinds == {"a list of", "an array of"}
+
+
+def test_a_wrong_breaking_point_reads_its_failing_case_and_integers():
+    """A break found one position late, and one that always reads the default threshold: the
+    message shows the failing case's inputs and the positions as integers (33, not 33.0)."""
+
+    def late(excess, train_len, threshold=0.1, window=3):
+        p = breaking_point(excess, train_len, threshold, window)
+        return None if p is None else p + 1
+
+    text = _self_check_text(late)
+    want = "breaking_point is wrong on 32 zeros then [0.05, 0.2, 0.3, 0.3, 0.3]: returned 34, "
+    assert want + "expected 33 " in text, text
+
+    def default_threshold(excess, train_len, threshold=0.1, window=3):
+        if threshold < 0:
+            raise ValueError("threshold must be >= 0")
+        return breaking_point(excess, train_len, 0.1, window)
+
+    text = _self_check_text(default_threshold)
+    found = re.search(
+        r"breaking_point is wrong on excess = an? (list|array) of (\d+) numbers \(T = (\d+)\), "
+        r"train_len = (\d+), threshold = (0\.\d+), window = (\d+) \(excess > threshold from "
+        r"train_len on: ([-\d, ]+)(?: and \d+ more runs)?\): returned (\d+|None), "
+        r"expected (\d+|None) Random cases",
+        text,
+    )
+    assert found, text
+    n, T, L, threshold, window = (found[i] for i in range(2, 7))
+    assert n == T and float(threshold) != 0.1 and int(L) < int(T) and int(window) >= 1
+    assert found[8] != found[9]
+
+
+def test_a_found_break_that_is_a_float_is_said_to_be_one():
+    """The right position as a float (33.0): wrong, and the message says a position is an int."""
+
+    def as_float(excess, train_len, threshold=0.1, window=3):
+        p = breaking_point(excess, train_len, threshold, window)
+        return None if p is None else float(p)
+
+    text = _self_check_text(as_float)
+    assert "breaking_point passed" not in text
+    assert (
+        "returned the float 33.0; a position is an int (an index into the input), expected 33"
+        in text
+    )
+    korean = _self_check_text(as_float, "ko")
+    assert "반환값이 실수 33.0입니다. 위치는 int(입력의 인덱스)여야 합니다(기대값 33)" in korean
+
+
+def test_no_break_where_one_is_shows_the_expected_position_as_an_integer():
+    ok, detail = C.agree("position", None, 9)
+    assert not ok and detail == "returned None, expected 9", detail
+    ok, detail = C.agree("position", np.int64(34), 33)
+    assert not ok and detail == "returned 34, expected 33", detail
+    assert C.agree("position", np.int64(33), 33)[0]
+    assert C.agree("position", None, None)[0]

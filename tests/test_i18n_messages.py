@@ -270,6 +270,25 @@ def test_every_case_builds_in_korean(module):
             assert a.part == b.part and _same_args(a, b), (check.name, a.label, b.label)
 
 
+# The grader's Korean messages put a case's label before 에서 ("{label}에서 틀렸습니다"): a label
+# that ends in a particle of its own reads "9부터에서".
+ENDS_IN_A_PARTICLE = re.compile(
+    r"(?:부터|까지|에서|에게|으로|로|에|만|도|와|과|을|를|이|가|은|는)$"
+)
+
+
+def test_every_korean_case_label_reads_before_eseo():
+    slips = []
+    for module in _by_module():
+        for check in module.values[0].CHECKS:
+            with speaking("ko"):
+                labels = {c.label for seed in (0, 1) for c in cases_of(check, seed)}
+            slips += [
+                f"{check.name}: {label}" for label in labels if ENDS_IN_A_PARTICLE.search(label)
+            ]
+    assert not slips, "labels that end in a particle:\n" + "\n".join(sorted(slips))
+
+
 def _same_args(a, b) -> bool:
     def flat(x):
         return repr(np.asarray(x, dtype=object).tolist()) if isinstance(x, np.ndarray) else repr(x)

@@ -114,12 +114,14 @@ def test_translate_tool_reports_each_problem(tmp_path):
     path.write_text(translate.skeleton(base, "ko", root), encoding="utf-8")
     untranslated = translate.problems(base, "ko", root)
     assert any("not translated yet" in p for p in untranslated)
-    # translate every Markdown cell (a stand-in text) and one assert message
+    # translate every Markdown cell (a stand-in text), every code cell's docstrings and assert
+    # messages as the course's translation does, and one assert message
     import yaml
 
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     en = translate.english(base, root)
     code = {c.get("id"): c for c in en.cells if c.cell_type == "code"}
+    course = translate.load(base, "ko")
     for cid, entry in data["cells"].items():
         if "markdown" in entry:
             text = "번역된 셀 " + cid
@@ -127,11 +129,13 @@ def test_translate_tool_reports_each_problem(tmp_path):
                 text = f"### BEGIN SOLUTION\n{text}\n### END SOLUTION"
             entry["markdown"] = text
         else:
-            entry["strings"] = {}
+            entry["strings"] = dict(course.get(cid, {}).get("strings") or {})
     test_id = next(cid for cid, c in code.items() if cid.startswith("test_") and '"' in c.source)
     message = re.search(r'"([^"{}]{12,})"', code[test_id].source).group(1)
     data["cells"].setdefault(test_id, {"en": translate.fingerprint(code[test_id].source)})
-    data["cells"][test_id]["strings"] = {message: "번역된 메시지"}
+    data["cells"][test_id]["strings"] = {
+        k: v for k, v in data["cells"][test_id]["strings"].items() if message not in k
+    } | {message: "번역된 메시지"}
     path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
     assert translate.problems(base, "ko", root) == []
     assert "번역된 메시지" in "".join(c.source for c in translate.build(base, "ko", root).cells)
@@ -165,6 +169,12 @@ def test_translate_tool_reports_each_problem(tmp_path):
     def does_not_parse(c):
         c[test_id]["strings"] = {message: 'x"""'}
 
+    def english_docstring(c):  # a test cell's docstring left as it is
+        doc = next(t for what, t in translate.learner_texts(code[test_id].source))
+        c[test_id]["strings"] = {k: v for k, v in c[test_id]["strings"].items() if k != doc}
+
+    left = broken(english_docstring)
+    assert any(f"{test_id!r}: the docstring" in p and "still English" in p for p in left), left
     assert any("does not parse" in p for p in broken(does_not_parse))
     assert any("changes the code" in p for p in broken(changes_code))
     with pytest.raises(ValueError, match="changes the code"):
@@ -238,3 +248,59 @@ def test_figures_render_hangul():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # "Glyph ... missing from font(s)" is a warning
         fig.canvas.draw()
+
+
+# --------------------------------------------------------------------------- what a learner reads
+
+
+@pytest.mark.parametrize("base", ASSIGNMENTS)
+def test_no_docstring_or_assert_message_of_a_korean_notebook_is_english(base):
+    """Every test cell opens with a Korean docstring, and no docstring or assert message a
+    learner reads (answer cells' and recap cells' functions too) is left in English."""
+    ko = nbformat.read(translate.output_path(base, "ko"), as_version=4)
+    left = []
+    for cell in ko.cells:
+        if cell.cell_type != "code":
+            continue
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+        if grade_id.startswith("test_"):
+            first = cell.source.lstrip().split("\n", 1)[0]
+            assert first.startswith('"""'), f"{cell.get('id')}: a test cell opens with a docstring"
+            if not HANGUL.search(first):
+                left.append(f"{cell.get('id')}: docstring {first}")
+        left += [f"{cell.get('id')}: {e}" for e in translate.english_left(cell.source, "ko")]
+    assert not left, "\n".join(left)
+
+
+@pytest.mark.parametrize("base", ASSIGNMENTS)
+def test_the_korean_notebook_self_checks_the_korean_assignment(base):
+    ko = nbformat.read(translate.output_path(base, "ko"), as_version=4)
+    last = ko.cells[-1]
+    assert last.metadata["nbgrader"]["grade_id"] == "self_check"
+    assert f'self_check("{base}_ko")' in last.source, last.source
+
+
+@pytest.mark.slow  # a real kernel
+def test_the_korean_self_checks_replay_line_names_the_korean_assignment(tmp_path):
+    """01_order_ko in a real kernel, softmax without its maximum subtracted: the replay line
+    under the self-check's table names the assignment the learner is in, 01_order_ko."""
+    from tests.learner_kernel import LearnerKernel
+
+    nb = nbformat.read(ROOT / "notebooks/01_order_ko/01_order_ko.ipynb", as_version=4)
+    with LearnerKernel(tmp_path) as kernel:
+        first = kernel.run(
+            nb.cells[next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")].source
+        )
+        assert first.status == "ok", first.text
+        setup = kernel.run(
+            "from helpers.teacher import checks as _checks, reference as _ref\n"
+            "globals().update({c.name: getattr(_ref, c.name) for c in _checks.checks_for('01_order')})\n"
+            "def softmax(x, axis=-1):\n"
+            "    e = np.exp(np.asarray(x, dtype=float))\n"
+            "    return e / e.sum(axis=axis, keepdims=True)\n"
+        )
+        assert setup.status == "ok", setup.text
+        ran = kernel.run(nb.cells[-1].source, nb.cells[-1].get("id", ""))
+    said = " ".join(ran.text.split())
+    assert said.startswith("01_order_ko 자가 점검"), said
+    assert "다시 실행: self_check('01_order_ko', seed=" in said, said

@@ -23,7 +23,7 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from helpers import ASSIGNMENTS, cli
+from helpers import ASSIGNMENTS, cli, kernel_info
 from helpers.i18n import split_assignment
 from tests.cells import cell as nbcell
 from tests.claims_kit import executed_notebook
@@ -71,6 +71,14 @@ def storage_problems(path: Path) -> list[str]:
     kernelspec = dict(nb.metadata.get("kernelspec", {}))
     if kernelspec != KERNELSPEC:
         problems.append(f"kernelspec is {kernelspec}, expected {KERNELSPEC}")
+    # what a kernel of the course reports (tests/test_kernel_info.py): opening the notebook in
+    # JupyterLab then leaves it unmodified
+    language_info = nb.metadata.get("language_info", {})
+    if language_info != kernel_info.LANGUAGE_INFO:
+        problems.append(
+            f"language_info is {language_info}, expected {kernel_info.LANGUAGE_INFO} "
+            "(helpers/kernel_info.py)"
+        )
     if "widgets" in nb.metadata:
         problems.append("saved widget state in the notebook metadata")
     for index, cell in enumerate(nb.cells):
@@ -379,7 +387,10 @@ def tiny_notebook(
     """An instructor notebook: imports, one answer cell, one test cell with hidden tests."""
     v4 = nbformat.v4
     nb = v4.new_notebook()
-    nb.metadata = {"kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"}}
+    nb.metadata = {
+        "kernelspec": dict(KERNELSPEC),
+        "language_info": dict(kernel_info.LANGUAGE_INFO),
+    }
     nb.cells = [
         v4.new_markdown_cell("# A tiny notebook\n\nExercise 1: `square` (1 point)"),
         nbcell(

@@ -294,3 +294,20 @@ def test_sincos_wavelength_labels_are_the_learners():
     ]
     short = sincos.SincosExplorer(ref.sinusoidal_pe, lambda d, base=1e4: np.ones(3), d=8)
     assert "wavelengths(8) must have shape (4,)" in short.message.value
+
+
+def test_order_long_sentences_name_their_first_and_last_token_on_every_map():
+    """Past the 16 words the maps' ticks are the first and last token's numbers (0 and
+    n - 1), also on the first map after it showed the words of a short sentence."""
+    explorer = order.OrderExplorer(ref.attention, ref.sinusoidal_pe, n=6, d=16, shuffle=2)
+    assert [t.get_text() for t in explorer.axes[0].get_xticklabels()][:2] == ["I", "ate"]
+    set_values(explorer, n=300)
+    for ax in explorer.axes:
+        for ticks, labels in (
+            (ax.get_xticks(), ax.get_xticklabels()),
+            (ax.get_yticks(), ax.get_yticklabels()),
+        ):
+            assert list(ticks) == [0, 299]
+            assert [t.get_text() for t in labels] == ["0", "299"], ax.get_title()
+    set_values(explorer, n=6)
+    assert [t.get_text() for t in explorer.axes[0].get_yticklabels()] == list(order.WORDS[:6])

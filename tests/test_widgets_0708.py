@@ -82,13 +82,17 @@ def test_alibi_explorer_updates_artists_in_place():
 
     want = loop_bias(SLOPES_6, 20, causal=True)
     image = np.asarray(ex.mosaic.get_array().filled(np.nan), dtype=float)
-    assert image.shape == (2 * 21 - 1, 3 * 21 - 1)  # 6 heads: 2 rows of 3 tiles of 20 pixels
+    # 6 heads: 2 rows of 3 tiles of 20 pixels, each row under a band for the slopes' labels
+    band = int(np.flatnonzero(~np.isnan(image).all(axis=1))[0])
+    assert band > 0 and image.shape == (2 * (band + 21) - 1, 3 * 21 - 1)
     for h in range(6):
         r, c = divmod(h, 3)
-        tile = image[r * 21 : r * 21 + 20, c * 21 : c * 21 + 20]
+        top = r * (band + 21) + band
+        tile = image[top : top + 20, c * 21 : c * 21 + 20]
         shown = np.where(np.isinf(want[h]), alibi.MASKED, np.maximum(want[h], alibi.BIAS_FLOOR))
         np.testing.assert_allclose(tile, shown, rtol=0, atol=1e-12)
-    assert np.all(np.isnan(image[20, :]))  # the gap between the two rows of tiles
+    # the gap and the band between the two rows of tiles
+    assert np.all(np.isnan(image[band + 20 : band + 21 + band, :]))
 
     for h, line in enumerate(ex.row_lines):
         assert line.get_visible() == (h < 6)
@@ -411,3 +415,51 @@ def test_alibi_large_moves_show_the_biases_first_then_the_distances():
     frames.clear()
     ex.controls["pos"].value = 10  # no new measurement: one frame
     assert len(frames) == 1
+
+
+def _tile_boxes(ex) -> list:
+    """Each head's tile on the page, in figure pixels: the mosaic's pixels that hold its
+    biases (the image's non-NaN blocks), placed by the image's extent."""
+    from matplotlib.transforms import Bbox
+
+    image = np.asarray(ex.mosaic.get_array().filled(np.nan), dtype=float)
+    x0, x1, y0, y1 = ex.mosaic.get_extent()  # (left, right, bottom, top) in data units
+    sx, sy = (x1 - x0) / image.shape[1], (y0 - y1) / image.shape[0]
+    filled = ~np.isnan(image)
+    boxes = []
+    # the tiles: runs of filled rows and columns
+    rows = np.flatnonzero(filled.any(axis=1))
+    cols = np.flatnonzero(filled.any(axis=0))
+    row_runs = np.split(rows, np.flatnonzero(np.diff(rows) > 1) + 1)
+    col_runs = np.split(cols, np.flatnonzero(np.diff(cols) > 1) + 1)
+    to_px = ex.ax_bias.transData
+    for rr in row_runs:
+        for cc in col_runs:
+            if not filled[rr[0], cc[0]]:
+                continue
+            corners = [
+                (x0 + cc[0] * sx, y1 + rr[0] * sy),
+                (x0 + (cc[-1] + 1) * sx, y1 + (rr[-1] + 1) * sy),
+            ]
+            boxes.append(Bbox(to_px.transform(corners)))
+    return boxes
+
+
+@pytest.mark.parametrize(("heads", "seq_len"), [(16, 2), (16, 3), (16, 64), (4, 2), (1, 2)])
+def test_alibi_slope_labels_leave_every_tile_uncovered(heads, seq_len):
+    """Each head's slope is written beside its tile, never over a bias of it."""
+    ex = make_alibi(heads=heads, seq_len=seq_len)
+    assert ex.message.value == ""
+    renderer = ex.fig.canvas.get_renderer()
+    ex.fig.draw_without_rendering()
+    tiles = _tile_boxes(ex)
+    assert len(tiles) == heads
+    labels = [t for t in ex.tile_labels if t.get_visible()]
+    assert len(labels) == heads and all(t.get_text().startswith("1/") for t in labels)
+    for label in labels:
+        box = label.get_window_extent(renderer)
+        patch = label.get_bbox_patch()
+        if patch is not None:
+            box = patch.get_window_extent(renderer)
+        for tile in tiles:
+            assert not box.overlaps(tile), (label.get_text(), box, tile)

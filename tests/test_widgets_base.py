@@ -390,3 +390,19 @@ def test_an_explorer_carries_the_note_of_a_restarted_kernel_hidden_until_then():
         korean = make_rope().widget()
     said = next(c for c in korean.children if "pe-stale" in c._dom_classes).value
     assert "첫 셀(helpers.start)을 다시 실행한 뒤, 이 셀을 실행하세요." in said
+
+
+def test_a_decimal_typed_for_a_whole_number_is_read_as_typed_and_said():
+    """07's heads: 2.5 typed is 2.5 (the box is a number box that keeps the point), set to
+    the nearest whole number 3, and the note says so; never 25 clamped to 16."""
+    explorer = make_alibi(heads=8, seq_len=16)
+    heads = explorer.boxes[explorer.controls["heads"]]
+    heads.box.value = 2.5
+    assert explorer.controls["heads"].value == 3 and heads.box.value == 3
+    note = explorer.typed_note.value
+    assert "heads takes whole numbers: 2.5 is set to 3." in note, note
+    heads.box.value = 12
+    assert explorer.controls["heads"].value == 12
+    assert "whole numbers" not in explorer.typed_note.value
+    heads.box.value = 2.4
+    assert explorer.controls["heads"].value == 2

@@ -10,10 +10,12 @@ holds, keyed by cell id (never by position):
 
 ``build`` makes ``source/<id>_<lang>/<id>_<lang>.ipynb`` from them: the same cells, ids,
 grade ids, points, solutions and hidden tests, the code the same up to its strings
-(checked on the syntax tree), the first cell calling ``helpers.start(lang=...)``.
-``problems`` lists what stops a build: a Markdown cell without its translation, an entry
-whose English cell changed since (stale), an unknown cell id, a string that is not in its
-cell or lies inside a solution or hidden test, a translation that changes the code.
+(checked on the syntax tree), the first cell calling ``helpers.start(lang=...)`` and the
+last one ``self_check("<id>_<lang>")``, the id of the translated assignment (its replay line
+then names it). ``problems`` lists what stops a build: a Markdown cell without its
+translation, an entry whose English cell changed since (stale), an unknown cell id, a string
+that is not in its cell or lies inside a solution or hidden test, a translation that changes
+the code, a docstring or assert message a learner reads still in English.
 
 A translator's commands (``python -m helpers.teacher.translate --help``)::
 
@@ -45,9 +47,16 @@ PROTECTED = (
     ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"),
 )
 START = "helpers.start()"
+SELF_CHECK = 'self_check("{assignment}")'
 # Text in the translated language must show its script where the English has words.
 SCRIPTS = {"ko": re.compile("[\uac00-\ud7a3]")}
 _WORD = re.compile(r"[A-Za-z]{4,}")
+# Words of English prose in a docstring or an assert message: what is left once formulas,
+# code spans, format fields, indexing, identifiers (snake_case, calls, the cell's own names),
+# Python's words and names written in capitals inside (RoPE, YaRN) are taken out.
+_PROSE_WORD = re.compile(r"\b[A-Za-z][A-Za-z'-]{2,}\b")
+_NOT_PROSE = re.compile(r"\{[^{}]*\}|\[[^\]]*\]|\b\w+(?:_\w+)+\b|\b\w+\(")
+PROSE_WORDS = 2  # this many English words make a text English
 _MATH_OR_CODE = re.compile(
     r"\$\$.*?\$\$|\$[^$]*\$|`[^`]*`|<[^>]*>|\([^)]*\)\]?|\[[^\]]*\]\(", re.DOTALL
 )
@@ -124,6 +133,79 @@ def _needs_words(text: str) -> bool:
     return bool(_WORD.search(_MATH_OR_CODE.sub(" ", text)))
 
 
+def _prose_words(text: str, names: set[str]) -> list[str]:
+    import builtins
+    import keyword
+
+    text = _NOT_PROSE.sub(" ", _MATH_OR_CODE.sub(" ", text))
+    return [
+        w
+        for w in _PROSE_WORD.findall(text)
+        if w not in names
+        and not hasattr(builtins, w)
+        and not keyword.iskeyword(w)
+        and not any(ch.isupper() or ch.isdigit() for ch in w[1:])
+    ]
+
+
+def learner_texts(source: str) -> list[tuple[str, str]]:
+    """The docstrings and assert messages a learner reads in a code cell (outside solutions
+    and hidden tests), as (what, text): the cell's own and its functions' docstrings, and
+    the string parts of each assert's message."""
+    try:
+        tree = ast.parse(_strip_magics(source))
+    except SyntaxError:
+        return []
+    spans = _protected_spans(source)
+    offsets = [0]
+    for line in source.splitlines(keepends=True):
+        offsets.append(offsets[-1] + len(line))
+
+    def hidden(node) -> bool:
+        at = offsets[node.lineno - 1] + node.col_offset
+        return any(s <= at < e for s, e in spans)
+
+    found = []
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (
+            isinstance(node, ast.Module | ast.FunctionDef)
+            and body
+            and isinstance(body[0], ast.Expr)
+        ):
+            doc = body[0].value
+            if isinstance(doc, ast.Constant) and isinstance(doc.value, str) and not hidden(doc):
+                found.append(("docstring", doc.value))
+        if isinstance(node, ast.Assert) and node.msg is not None and not hidden(node):
+            parts = [
+                n.value
+                for n in ast.walk(node.msg)
+                if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            ]
+            found.append(("assert message", " ".join(parts)))
+    return found
+
+
+def english_left(source: str, lang: str) -> list[str]:
+    """The docstrings and assert messages of a translated code cell still in English: no
+    letter of ``lang``'s script and at least ``PROSE_WORDS`` English words."""
+    script = SCRIPTS.get(lang)
+    if script is None:
+        return []
+    try:
+        tree = ast.parse(_strip_magics(source))
+    except SyntaxError:
+        return []
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    names |= {n.arg for n in ast.walk(tree) if isinstance(n, ast.arg)}
+    names |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    return [
+        f"the {what} {text.strip()[:70]!r} is still English"
+        for what, text in learner_texts(source)
+        if not script.search(text) and len(_prose_words(text, names)) >= PROSE_WORDS
+    ]
+
+
 def replace_strings(source: str, strings: dict[str, str]) -> tuple[str, list[str]]:
     """``source`` with every English string replaced (longest first), and what went wrong."""
     if not strings:
@@ -166,6 +248,11 @@ def problems(base: str, lang: str, root: Path = ROOT) -> list[str]:
             out.append(f"{where} (Markdown) has no translation")
             continue
         if entry is None:
+            if cell.cell_type == "code":
+                out += [
+                    f"{where}: {e} (translate it in 'strings:')"
+                    for e in english_left(cell.source, lang)
+                ]
             continue
         if entry.get("en") != fingerprint(cell.source):
             out.append(
@@ -211,6 +298,7 @@ def problems(base: str, lang: str, root: Path = ROOT) -> list[str]:
             else:
                 if not same:
                     out.append(f"{where}: the translation changes the code, not only its strings")
+            out += [f"{where}: {e} (translate it in 'strings:')" for e in english_left(new, lang)]
     for cid in entries:
         if cid not in cells:
             out.append(f"{path.name}: cell {cid!r} is not in {base}.ipynb")
@@ -238,6 +326,13 @@ def build(base: str, lang: str, root: Path = ROOT) -> nbformat.NotebookNode:
             if cell.source.count(START) != 1:
                 raise ValueError(f"{base}: the imports cell must call {START} once")
             cell.source = cell.source.replace(START, f'helpers.start(lang="{lang}")')
+        if cell.cell_type == "code" and grade_id == "self_check":
+            english_call = SELF_CHECK.format(assignment=base)
+            if cell.source.count(english_call) != 1:
+                raise ValueError(f"{base}: the self-check cell must call {english_call} once")
+            cell.source = cell.source.replace(
+                english_call, SELF_CHECK.format(assignment=assignment_id(base, lang))
+            )
     nb.metadata["pe_course"] = {
         "language": lang,
         "generated": GENERATED.format(base=base, lang=lang),

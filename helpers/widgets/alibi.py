@@ -40,14 +40,16 @@ MASKED = BIAS_FLOOR - 1.0  # stand-in for -inf, drawn in the colormap's "under" 
 WEIGHT_FLOOR = 1e-6  # the lowest weight panel 2 shows
 PROGRESSIVE = 1_000_000  # heads x seq_len^2 above which a move is shown in two frames
 STALE_ALPHA = 0.3  # the last distances, while the new ones are computed
+LABEL_PAD = 1  # points around a slope label, inside its box
 
 
-def bias_mosaic(bias: np.ndarray, tile: int = TILE) -> tuple[np.ndarray, int, int]:
+def bias_mosaic(bias: np.ndarray, tile: int = TILE, band: int = 0) -> tuple[np.ndarray, int, int]:
     """Tile per-head bias matrices ``(h, L, L)`` into one image ``(rows, cols)`` of tiles.
 
     Each matrix is sampled down to at most ``tile`` evenly spaced rows and columns,
     finite values are clipped at ``BIAS_FLOOR``, ``-inf`` becomes ``MASKED`` and the
-    one-pixel gaps between tiles are NaN. Heads fill the tiles row by row.
+    one-pixel gaps between tiles are NaN, as are the ``band`` rows above each row of tiles
+    (where the explorer writes each head's slope). Heads fill the tiles row by row.
     """
     h, L, _ = bias.shape
     cols = math.ceil(math.sqrt(h))
@@ -56,11 +58,26 @@ def bias_mosaic(bias: np.ndarray, tile: int = TILE) -> tuple[np.ndarray, int, in
     t = idx.size
     small = bias[:, idx[:, None], idx[None, :]]
     shown = np.where(np.isneginf(small), MASKED, np.maximum(small, BIAS_FLOOR))
-    image = np.full((rows * (t + 1) - 1, cols * (t + 1) - 1), np.nan)
+    pitch = band + t + 1  # one row of tiles: its band, its tiles, the gap under them
+    image = np.full((rows * pitch - 1, cols * (t + 1) - 1), np.nan)
     for head in range(h):  # one copy per head tile (at most MAX_HEADS)
         r, c = divmod(head, cols)
-        image[r * (t + 1) : r * (t + 1) + t, c * (t + 1) : c * (t + 1) + t] = shown[head]
+        top = r * pitch + band
+        image[top : top + t, c * (t + 1) : c * (t + 1) + t] = shown[head]
     return image, rows, cols
+
+
+def label_band(heads: int, seq_len: int, height_px: float, label_px: float) -> int:
+    """The rows of mosaic pixels above each row of tiles that hold a label ``label_px``
+    high, on a mosaic drawn ``height_px`` high (its larger side fills that height)."""
+    cols = math.ceil(math.sqrt(heads))
+    rows = math.ceil(heads / cols)
+    t = min(int(seq_len), TILE)
+    width = cols * (t + 1) - 1
+    band = 0
+    while band * height_px / max(width, rows * (band + t + 1) - 1) < label_px:
+        band += 1
+    return band
 
 
 def uniform_distance(seq_len: int, causal: bool) -> float:
@@ -156,7 +173,7 @@ class AlibiExplorer(Explorer):
                 fontsize=FONT,
                 va="top",
                 ha="left",
-                bbox={"facecolor": "black", "alpha": 0.5, "pad": 1, "lw": 0},
+                bbox={"facecolor": "black", "alpha": 0.5, "pad": LABEL_PAD, "lw": 0},
             )
             for _ in range(MAX_HEADS)
         ]
@@ -328,19 +345,34 @@ class AlibiExplorer(Explorer):
                 "symmetric bias of {heads} heads, L = {seq_len}", heads=heads, seq_len=seq_len
             )
         self.bias_title.set_text(said)
-        cols = 1
+        cols, below = 1, 0.0
         if bias is not None:
-            image, _, cols = bias_mosaic(bias)
+            # each row of tiles under a band as high as a label: no slope covers a bias
+            side, label_px = self.label_sizes()
+            band = label_band(heads, bias.shape[-1], side, label_px)
+            # a label's box starts a point under the gap above its band
+            below = (LABEL_PAD + 1) * self.fig.dpi / 72 / side
+            image, rows, cols = bias_mosaic(bias, band=band)
             self.mosaic.set_data(image)
             unit = 1.0 / max(image.shape)  # one pixel of the mosaic, in axes units
             self.mosaic.set_extent((0.0, image.shape[1] * unit, image.shape[0] * unit, 0.0))
             step = (image.shape[1] + 1) / cols * unit
+            pitch = (image.shape[0] + 1) / rows * unit
         for h, label in enumerate(self.tile_labels):
             label.set_visible(h < heads and bias is not None and slopes is not None)
             if label.get_visible():
                 r, c = divmod(h, cols)
-                label.set_position((c * step + unit, r * step + unit))
+                label.set_position((c * step, r * pitch + below))
                 label.set_text(f"1/{1 / slopes[h]:.3g}")
+
+    def label_sizes(self) -> tuple[float, float]:
+        """The mosaic's height on the canvas and a slope label's (box and a margin), in pixels:
+        the unit square of the axes is drawn square, as high as its shorter side."""
+        box = self.ax_bias.get_position()
+        width, height = self.fig.get_size_inches() * self.fig.dpi
+        side = min(box.width * width, box.height * height)
+        points = FONT * 1.3 + 2 * LABEL_PAD + 3  # a line of text, its box's padding, a margin
+        return side, points * self.fig.dpi / 72
 
     # -- keep pos inside the sequence ---------------------------------------------------
     def _on_change(self, change) -> None:

@@ -572,6 +572,10 @@ class ValueBox:
     range, on its steps) and ``said`` is called with a sentence saying so, with the range:
     nothing is clamped without a word. A slider's range may change while it is shown (07's
     ``pos`` follows ``seq_len``): the range is read when a value is typed.
+
+    The box is a FloatText for every slider, integer ones too: the page's IntText drops a
+    typed "." (2.5 arrived as 25), where a FloatText sends 2.5, which an integer slider
+    then takes as its nearest whole number, and says so.
     """
 
     def __init__(self, name: str, slider: widgets.ValueWidget, said: Callable[[str], None]):
@@ -579,8 +583,7 @@ class ValueBox:
 
         self.name, self.slider, self.said = name, slider, said
         self.integer = isinstance(slider, widgets.IntSlider)
-        kind = widgets.IntText if self.integer else widgets.FloatText
-        self.box = kind(
+        self.box = widgets.FloatText(
             value=self._shown(slider.value),
             layout=widgets.Layout(width=BOX_WIDTH),
             tooltip=tr("{name}: type a value, then Enter", name=name),  # its accessible name
@@ -603,7 +606,7 @@ class ValueBox:
         value = min(max(typed, lo), hi)
         if self.integer:
             step = self.slider.step
-            value = lo + round((value - lo) / step) * step
+            value = lo + math.floor((value - lo) / step + 0.5) * step  # halves go up
             value = int(value if value <= hi else value - step)
         return value
 
@@ -624,6 +627,13 @@ class ValueBox:
                     typed=_plain(typed),
                     lo=_plain(lo),
                     hi=_plain(hi),
+                    value=_plain(value),
+                )
+            elif self.integer and self.slider.step == 1:
+                said = tr(
+                    "{name} takes whole numbers: {typed} is set to {value}.",
+                    name=self.name,
+                    typed=_plain(typed),
                     value=_plain(value),
                 )
             else:

@@ -236,9 +236,10 @@ class OrderExplorer(Explorer):
                 if n <= len(WORDS) and ax is self.axes[0]:
                     ax.set_xticks(range(n), labels, rotation=90, fontsize=FONT)
                     ax.set_yticks(range(n), labels, fontsize=FONT)
-                else:
-                    ax.set_xticks([0, n - 1] if n > len(WORDS) else [])
-                    ax.set_yticks([0, n - 1] if n > len(WORDS) else [])
+                else:  # the first and last token's numbers (a map without words: none)
+                    ends = [0, n - 1] if n > len(WORDS) else []
+                    ax.set_xticks(ends, [str(i) for i in ends], rotation=0, fontsize=FONT)
+                    ax.set_yticks(ends, [str(i) for i in ends], fontsize=FONT)
         self.titles[2].set_text(tr("|difference|: max {value:.1e}", value=diff.max()))
         if positions:
             said = tr(

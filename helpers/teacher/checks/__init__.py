@@ -150,7 +150,8 @@ def diagnose(check: FunctionCheck, case: Case, got) -> Mistake | None:
         want = expected(check, case)
     except ValueError:
         want, refused = None, True  # the reference refuses this case: any answer is wrong
-    # (an "optional" answer may be None without being refused: breaking_point finds no break)
+    # (an "optional" or "position" answer may be None without being refused: breaking_point
+    # finds no break)
     if not refused and agree(check.kind, got, want)[0]:
         return None
     outputs = [m for m in check.mistakes if m.detect == "output"]

@@ -16,7 +16,20 @@ import numpy as np
 
 from helpers.i18n import tr
 
-KINDS = ("array", "float", "int", "tuple", "str", "optional", "scan", "dict", "constant", "files")
+# "optional": a number or None; "position": an index (an int) or None.
+KINDS = (
+    "array",
+    "float",
+    "int",
+    "tuple",
+    "str",
+    "optional",
+    "position",
+    "scan",
+    "dict",
+    "constant",
+    "files",
+)
 # The kinds of checks a function's points are split over, and what each is in plain words.
 PARTS = {
     "shown": "the numbers the notebook shows",

@@ -182,7 +182,8 @@ def normalize(kind: str, value) -> object:
     numbers, None, strings, dicts, tuples marked ``{"__tuple__": [...]}``).
     "array" -> float64 ndarray; "float"/"constant" -> float; "int" -> int (a float stays a float
     and then disagrees: counts are ints); "tuple" -> tuple of float64 arrays; "optional" ->
-    None or float; "scan" -> (n, 3) float64 array; "dict" -> dict of plain values;
+    None or float; "position" -> None or int (a float stays a float and then disagrees: an
+    index is an int); "scan" -> (n, 3) float64 array; "dict" -> dict of plain values;
     "str" -> str; "files" -> unchanged.
     """
     if kind not in KINDS:
@@ -192,12 +193,14 @@ def normalize(kind: str, value) -> object:
         return to_array(value)
     if kind in ("float", "constant"):
         return to_number(value)
-    if kind == "int":
+    if kind in ("int", "position"):
+        if kind == "position" and value is None:
+            return None
         if isinstance(value, np.ndarray) and value.ndim == 0:
             value = value[()]
         if isinstance(value, numbers.Integral) and not isinstance(value, bool | np.bool_):
             return int(value)
-        return to_number(value)  # a float: a count must be an int, so it disagrees
+        return to_number(value)  # a float: a count or an index is an int, so it disagrees
     if kind == "optional":
         return None if value is None else to_number(value)
     if kind == "tuple":
@@ -328,6 +331,18 @@ def agree(kind: str, got, want, nan_equal: bool = False, atol: float = 0.0) -> t
         if isinstance(got, float):
             return False, tr(
                 "returned the float {got!r}; a count is an int, expected {want!r}",
+                got=got,
+                want=want,
+            )
+        ok = got == want
+        return ok, tr("equal") if ok else tr(
+            "returned {got!r}, expected {want!r}", got=got, want=want
+        )
+    if kind == "position":
+        if isinstance(got, float):
+            return False, tr(
+                "returned the float {got!r}; a position is an int (an index into the "
+                "input), expected {want!r}",
                 got=got,
                 want=want,
             )

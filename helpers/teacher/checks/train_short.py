@@ -428,11 +428,37 @@ def _bp_random(rng: np.random.Generator) -> list[Case]:
         spikes = rng.integers(L, T, size=3)
         e[spikes] += 0.5
         threshold, window = float(rng.choice([0.1, 0.2, 0.05])), int(rng.integers(1, 5))
-        label = tr("T = {T}, train_len = {L}, window {w}", T=T, L=L, w=window)
-        cases.append(
-            Case((maybe_list(rng, e), L), {"threshold": threshold, "window": window}, label)
-        )
+        excess = maybe_list(rng, e)
+        label = _bp_label(excess, L, threshold, window)
+        cases.append(Case((excess, L), {"threshold": threshold, "window": window}, label))
     return cases
+
+
+SHOWN_RUNS = 6  # runs above the threshold a case's label lists
+
+
+def _bp_label(excess, train_len: int, threshold: float, window: int) -> str:
+    """A random case in words: each input as passed (its type shows: 39, 0.05, a list or
+    an array) and the runs of positions from train_len on where excess > threshold."""
+    e = np.asarray(excess, dtype=np.float64)
+    above = np.flatnonzero(e[train_len:] > threshold) + train_len
+    # runs of consecutive positions: split where the next one is not p + 1
+    runs = np.split(above, np.flatnonzero(np.diff(above) > 1) + 1) if above.size else []
+    shown = ", ".join(str(r[0]) if r.size == 1 else f"{r[0]}-{r[-1]}" for r in runs[:SHOWN_RUNS])
+    if not runs:
+        shown = tr("none")
+    elif len(runs) > SHOWN_RUNS:
+        shown = tr("{shown} and {n} more runs", shown=shown, n=len(runs) - SHOWN_RUNS)
+    return tr(
+        "excess = {excess} (T = {T}), train_len = {L!r}, threshold = {threshold!r}, "
+        "window = {window!r} (excess > threshold from train_len on: {runs})",
+        excess=words(excess),
+        T=e.shape[0],
+        L=train_len,
+        threshold=threshold,
+        window=window,
+        runs=shown,
+    )
 
 
 def _bp_args(case: Case):
@@ -516,7 +542,7 @@ M_BP_NO_WINDOW = Mistake(
 
 BREAKING_POINT = FunctionCheck(
     name="breaking_point",
-    kind="optional",
+    kind="position",
     fixed=_bp_fixed,
     random=_bp_random,
     mistakes=(M_BP_ANYWHERE, M_BP_FROM_TRAIN_LEN, M_BP_NO_WINDOW),
