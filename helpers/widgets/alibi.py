@@ -80,6 +80,16 @@ def label_band(heads: int, seq_len: int, height_px: float, label_px: float) -> i
     return band
 
 
+def slope_label(slope: float, cols: int) -> str:
+    """A head's slope as its tile says it, ``1/<1/slope>``: three significant digits, or,
+    where four tiles or more share a row (16 heads), two below 10 and whole numbers above,
+    so that a label of 12 pixels fits its tile (``1/1.41`` became ``1/1.4``)."""
+    inverse = 1 / slope
+    if cols < 4:
+        return f"1/{inverse:.3g}"
+    return f"1/{inverse:.2g}" if inverse < 10 else f"1/{inverse:.0f}"
+
+
 def uniform_distance(seq_len: int, causal: bool) -> float:
     """Mean attention distance without a bias (uniform weights over the allowed keys).
 
@@ -363,7 +373,7 @@ class AlibiExplorer(Explorer):
             if label.get_visible():
                 r, c = divmod(h, cols)
                 label.set_position((c * step, r * pitch + below))
-                label.set_text(f"1/{1 / slopes[h]:.3g}")
+                label.set_text(slope_label(slopes[h], cols))
 
     def label_sizes(self) -> tuple[float, float]:
         """The mosaic's height on the canvas and a slope label's (box and a margin), in pixels:
