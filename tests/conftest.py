@@ -27,6 +27,8 @@ XDIST_GROUPS = {
     ("test_grader_nbgrader.py", None): "grader-course",  # the class nbgrader grades once
     ("test_scale.py", None): "scale",  # the class graded twice, PostgreSQL, Dask
     ("test_browser.py", None): "browser",  # one JupyterLab server, one Chromium
+    ("test_browser_boxes.py", None): "browser-boxes",  # its JupyterLab server
+    ("test_browser_unmodified.py", None): "browser-unmodified",  # its JupyterLab, autosaving
     ("test_class_outputs.py", None): "class-outputs",  # make demo's class, built once
     ("test_notebook_claims.py", None): "claims",  # each notebook executed once, for both
     ("test_notebook_statements.py", None): "claims",  # (test_notebook_claims.cells)
