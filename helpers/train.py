@@ -1611,7 +1611,7 @@ def breaks(curves: dict, floor: np.ndarray, breaking_point: Callable, train_len:
 # ----------------------------------------------------------------------------------------
 # The far probe: a token more than train_len back (needle_sequences)
 
-FAR_STEPS = 400  # the probe models' steps (of batch sequences of train_len tokens)
+FAR_STEPS = 200  # the probe models' steps (of batch sequences of train_len tokens)
 
 
 def far_config(base: Config, steps: int | None = None) -> Config:
@@ -1683,6 +1683,17 @@ def read_far(
     return out
 
 
+def far_kept(far: dict) -> list[tuple[float, float, int]]:
+    """In each layer, the head with the most weight on the key at 1x: (its weight at the
+    largest factor, at 1x, which head).
+    # one (float, float, int) per layer
+    """
+    ks = sorted(far)
+    first, last = far[ks[0]]["key_mass"], far[ks[-1]]["key_mass"]  # (layers, H)
+    top = first.argmax(axis=1)
+    return [(float(last[l, h]), float(first[l, h]), int(h)) for l, h in enumerate(top)]
+
+
 def far_heads(far: dict, attention_entropy: Callable) -> dict:
     """Each head of one probe model, at the query: its weight on the key and the entropy of
     its row (``attention_entropy``, the learner's), averaged over the sequences, at each
@@ -1731,6 +1742,11 @@ CLAIM_TEXTS = (
     "PI fine-tuned at 2x: excess below 0.1",
     "PI fine-tuned at 1x: worse than before",
     "every way at 8x: excess above 0.5",
+    "every probe model answers at 1x (right answers above 0.95)",
+    "NoPE, learned, ALiBi, T5 and T5-128 answer the probe at every length to 8x (above 0.95)",
+    "RoPE's probe at 8x: right answers below 0.95",
+    "ALiBi's head most on the key at 1x (layer 0) keeps more than 0.8 of its weight there at 8x",
+    "RoPE's head most on the key at 1x (layer 0) loses more than 0.25 of it by 8x",
 )
 
 
@@ -1831,6 +1847,28 @@ def claims(
     if temps is not None:
         gain = temps["none"] - min(temps.values())
         say("no temperature tried lowers NoPE's 2x excess by more than 0.1", gain < 0.1)
+    if "far" in results:
+        acc = {n: {k: r[k]["acc"] for k in r} for n, r in results["far"].items()}
+        say(
+            "every probe model answers at 1x (right answers above 0.95)",
+            all(a[1] > 0.95 for a in acc.values()),
+        )
+        say(
+            "NoPE, learned, ALiBi, T5 and T5-128 answer the probe at every length to 8x (above 0.95)",
+            all(
+                min(acc[n].values()) > 0.95 for n in ("nope", "learned", "alibi", "t5", "t5_md128")
+            ),
+        )
+        say("RoPE's probe at 8x: right answers below 0.95", acc["rope"][8] < 0.95)
+        kept = {n: far_kept(r) for n, r in results["far"].items()}
+        say(
+            "ALiBi's head most on the key at 1x (layer 0) keeps more than 0.8 of its weight there at 8x",
+            kept["alibi"][0][0] > 0.8,
+        )
+        say(
+            "RoPE's head most on the key at 1x (layer 0) loses more than 0.25 of it by 8x",
+            kept["rope"][0][1] - kept["rope"][0][0] > 0.25,
+        )
     if longer is not None:
         lx = longer["excess"]
         say("plain RoPE at 2x: excess above 0.2", lx["rope"][2] > 0.2)
@@ -1863,6 +1901,8 @@ CLAIM_GROUPS = (
     ("lose the two nearest keys", "heads"),
     ("first layer spreads evenly", "heads"),
     ("no temperature tried", "nope"),
+    ("probe", "far"),
+    ("on the key", "far"),
 )
 
 
