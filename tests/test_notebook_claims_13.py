@@ -176,6 +176,12 @@ CLAIMS = [
     ),
     (
         "far-claims-md",
+        r"its two steepest heads \(slopes 1/4 and 1/16\)\s+put less than 0\.05 on the key even at 1×",
+        "far-figure",
+        verdict("ALiBi's two steepest heads put less than 0.05 on the key at 1x, in both layers"),
+    ),
+    (
+        "far-claims-md",
         r"\*\*RoPE does not:\*\* below 0\.95 at 8×",
         "far-figure",
         verdict("RoPE's probe at 8x: right answers below 0.95"),
