@@ -1747,7 +1747,7 @@ CLAIM_TEXTS = (
     "RoPE's probe at 8x: right answers below 0.95",
     "ALiBi's head most on the key at 1x (layer 0) keeps more than 0.8 of its weight there at 8x",
     "RoPE's head most on the key at 1x (layer 0) loses more than 0.25 of it by 8x",
-    "ALiBi's two steepest heads put less than 0.05 on the key at 1x, in both layers",
+    "ALiBi's two steep heads (slopes 1/4, 1/16) put less than 0.05 on the key at 1x, in both layers",
 )
 
 
@@ -1871,7 +1871,7 @@ def claims(
             kept["rope"][0][1] - kept["rope"][0][0] > 0.25,
         )
         say(
-            "ALiBi's two steepest heads put less than 0.05 on the key at 1x, in both layers",
+            "ALiBi's two steep heads (slopes 1/4, 1/16) put less than 0.05 on the key at 1x, in both layers",
             np.all(results["far"]["alibi"][1]["key_mass"][:, :2] < 0.05),
         )
     if longer is not None:

@@ -178,7 +178,9 @@ CLAIMS = [
         "far-claims-md",
         r"its two steepest heads \(slopes 1/4 and 1/16\)\s+put less than 0\.05 on the key even at 1×",
         "far-figure",
-        verdict("ALiBi's two steepest heads put less than 0.05 on the key at 1x, in both layers"),
+        verdict(
+            "ALiBi's two steep heads (slopes 1/4, 1/16) put less than 0.05 on the key at 1x, in both layers"
+        ),
     ),
     (
         "far-claims-md",
