@@ -171,3 +171,18 @@ def test_the_probes_leave_the_seven_as_they_were():
         assert sorted(both["far"][name]) == list(tr.FACTORS)
         assert both["far_s"][name] > 0
     assert tr.far_config(tr.Config()).steps == tr.FAR_STEPS < tr.Config().steps
+
+
+def test_the_probes_claims_are_printed_by_the_probe_cell():
+    """The claims the probes add to claims() are the probe cell's group ("far"), and none
+    of them is printed by another cell."""
+    base = tr.Config(steps=4, batch=2, warmup=1, d_model=16, train_len=8, t5_buckets=8)
+    alone = tr.run_experiment(base=base, eval_n=2, progress=None, far=False)
+    both = tr.run_experiment(base=base, eval_n=2, progress=None)
+    before = {text for _, text, _ in tr.claims(alone, breaking_point=ref.breaking_point)}
+    added = [
+        (group, text)
+        for group, text, _ in tr.claims(both, breaking_point=ref.breaking_point)
+        if text not in before
+    ]
+    assert len(added) == 6 and {group for group, _ in added} == {"far"}, added
