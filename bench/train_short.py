@@ -10,9 +10,14 @@ function its cells print) with its verdict on each seed; writes ``artifacts/trai
     {"config": {...}, "seeds": [...], "schemes": {"<name>": {"excess": {"1": x, "2": x,
      "4": x, "8": x}, "train_s": s, "ms_per_step": ms}}, "total_train_s": s,
      "claims": [{"text": ..., "holds": [true, ...]}], "optimum_breaks": [p or null, ...],
-     "run_all_s": s, "load": [1, 5, 15]}
+     "run_all_s": s, "far": {"<name>": {"1": x, "2": x, "4": x, "8": x}}, "far_s": s,
+     "load": [1, 5, 15]}
 
-``optimum_breaks`` is where the exact optimum, scored on the notebook's sequences, "breaks"
+``far`` is the far probe's score, the share of right answers at its query (a key token near
+the start of a sequence, the query at its end: more than 32 positions back from 2x on), at
+each factor, the mean over the seeds, for the probe model of each scheme that the same
+``run_experiment`` trains (``far_s``: their seconds of training and reading, one after
+another). ``optimum_breaks`` is where the exact optimum, scored on the notebook's sequences, "breaks"
 over the best expected loss with ``breaking_point``'s default window of 3 (the noise the
 notebook reads breaks against); ``run_all_s`` the mean over the seeds of the wall time of what
 the notebook's cells train and read for one seed (the seven models, RoPE made longer, the
@@ -58,7 +63,15 @@ def one_seed(job: tuple[int, train.Config, int | None]) -> dict:
     run["claims"] = train.claims(run, longer, heads, temps, ref.breaking_point)
     run["optimum_break"] = ref.breaking_point(run["optimum"] - run["best"], base.train_len)
     run["longer_excess"] = longer["excess"]
-    run.pop("models")
+    # the far probe: its score (the share of right answers at the query) and its loss there
+    run["far_acc"] = {n: {k: r[k]["acc"] for k in train.FACTORS} for n, r in run["far"].items()}
+    run["far_loss"] = {n: {k: r[k]["loss"] for k in train.FACTORS} for n, r in run["far"].items()}
+    run["far_key_mass"] = {
+        n: {k: r[k]["key_mass"].max(axis=1).tolist() for k in train.FACTORS}
+        for n, r in run["far"].items()
+    }
+    for key in ("models", "far_models", "far"):
+        run.pop(key)
     return run
 
 
@@ -118,6 +131,30 @@ def main(argv: list[str] | None = None) -> dict:
     for seed, r in zip(seeds, runs):
         order = sorted(r["excess"], key=lambda n: r["excess"][n][8])
         print(f"seed {seed} at 8x, best first: " + " < ".join(order))
+    # the far probe, per seed and the mean
+    far = {
+        name: {str(k): float(np.mean([r["far_acc"][name][k] for r in runs])) for k in train.FACTORS}
+        for name in names
+    }
+    print("\nthe far probe: right answers at the query (chance 1/16 = 0.062), 1x 2x 4x 8x")
+    for seed, r in zip(seeds, runs):
+        print(f"seed {seed}")
+        for name in names:
+            acc, loss = r["far_acc"][name], r["far_loss"][name]
+            top = r["far_key_mass"][name]
+            print(
+                f"  {name:>10}: "
+                + " ".join(f"{acc[k]:.3f}" for k in train.FACTORS)
+                + "   loss "
+                + " ".join(f"{loss[k]:.2f}" for k in train.FACTORS)
+                + "   top head on the key, layers 0/1 "
+                + " ".join("/".join(f"{m:.2f}" for m in top[k]) for k in train.FACTORS)
+            )
+    print(f"mean of {len(seeds)} seed(s)")
+    for name, row in far.items():
+        print(f"  {name:>10}: " + " ".join(f"{row[str(k)]:.3f}" for k in train.FACTORS))
+    far_s = float(np.mean([sum(r["far_s"].values()) for r in runs]))
+    print(f"the seven probes trained and read: {far_s:.1f} s, one after another (mean over seeds)")
     workers = runs[0]["workers"]
     print(
         f"seven trainings and their reads: {total:.1f} s wall clock, {workers} at a time "
@@ -151,6 +188,8 @@ def main(argv: list[str] | None = None) -> dict:
             }
             for name in runs[0]["longer_excess"]
         },
+        "far": far,
+        "far_s": far_s,
         "load": load,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

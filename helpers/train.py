@@ -44,6 +44,7 @@ from helpers.session import taught_in
 from helpers.smoothing import BREAK_WINDOW, smooth  # noqa: F401 - train.smooth in 13's cells
 
 SCHEMES = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
+TASKS = ("chain", "needle")
 BOS_NAME = "BOS"
 LN_EPS = 1e-5
 GELU_C = math.sqrt(2.0 / math.pi)  # the tanh approximation of GELU
@@ -79,10 +80,15 @@ class Config:
     t5_max_distance: int | None = None  # None: the training length
     rope_base: float = 10000.0
     sinusoidal_base: float = 10000.0
+    # "chain": predict every next token of the chain; "needle": the far probe, one answer
+    # per sequence, the key token near its start (needle_sequences)
+    task: str = "chain"
 
     def __post_init__(self) -> None:
         if self.scheme not in SCHEMES:
             raise ValueError(f"scheme must be one of {SCHEMES}, got {self.scheme!r}")
+        if self.task not in TASKS:
+            raise ValueError(f"task must be one of {TASKS}, got {self.task!r}")
         if self.d_model % self.n_heads or (self.d_model // self.n_heads) % 2:
             raise ValueError(
                 f"d_model / n_heads must be an even integer, got {self.d_model} / {self.n_heads}"
@@ -196,6 +202,46 @@ def inputs_targets(seqs: np.ndarray, vocab: int) -> tuple[np.ndarray, np.ndarray
     predicts token t having seen the ones before it."""
     bos = np.full((seqs.shape[0], 1), vocab, dtype=np.int64)
     return np.concatenate([bos, seqs[:, :-1]], axis=1), seqs
+
+
+# The far probe: a needle in the chain. The key token KEY_c (one of V tokens of its own, c a
+# chain token) sits at one of the positions 1 .. NEEDLE_LAST, the query token at the last
+# position, and the answer at the query is c. Everything else is the chain, a haystack that
+# says nothing about c: only the key does, however far back it is.
+NEEDLE_LAST = 8
+
+
+def input_tokens(cfg: Config) -> int:
+    """How many tokens the model reads: the chain's V and BOS (token V); for the far probe
+    also its query (token V + 1) and the keys KEY_c (token V + 2 + c)."""
+    return 2 * cfg.vocab + 2 if cfg.task == "needle" else cfg.vocab + 1
+
+
+def needle_sequences(
+    cfg: Config, n: int, length: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``n`` inputs of the far probe, ``length`` tokens each: BOS, the chain, the query.
+
+    inputs[:, 0] = BOS, inputs[:, length - 1] = QUERY, inputs[b, key[b]] = KEY_answer[b]
+    with key[b] uniform in 1 .. NEEDLE_LAST, answer[b] uniform in 0 .. V - 1, drawn apart
+    from the chain; every other position holds the chain's tokens in order. The query is
+    ``length - 1 - key`` positions after the key: 23 to 30 at length 32, more than 32 from
+    length 64 on.
+    # shapes: inputs (n, length), answer (n,), key (n,)
+    """
+    V = cfg.vocab
+    last = min(NEEDLE_LAST, length - 2)
+    if last < 1:
+        raise ValueError(f"a needle sequence needs at least 3 tokens, got length {length}")
+    table = markov_table(V, cfg.task_seed)
+    inputs = np.empty((n, length), dtype=np.int64)
+    inputs[:, 0] = V
+    inputs[:, 1:] = sample_sequences(table, n, length - 1, rng)
+    inputs[:, -1] = V + 1
+    answer = rng.integers(0, V, size=n)
+    key = rng.integers(1, last + 1, size=n)
+    inputs[np.arange(n), key] = V + 2 + answer
+    return inputs, answer, key
 
 
 def best_loss_per_position(entropies: tuple[float, float, float], length: int) -> np.ndarray:
@@ -495,7 +541,8 @@ def init_params(cfg: Config, rng: np.random.Generator, dtype=np.float32) -> dict
     d, F, V = cfg.d_model, cfg.mlp_mult * cfg.d_model, cfg.vocab
     std = cfg.init_std
     proj = std / math.sqrt(2 * cfg.n_layers)
-    p = {"tok_emb": rng.normal(0, 0.5, (V + 1, d))}  # V tokens + BOS
+    # V tokens + BOS; the far probe's inputs also have its query token and V key tokens
+    p = {"tok_emb": rng.normal(0, 0.5, (input_tokens(cfg), d))}
     if cfg.scheme == "learned":
         p["pos_emb"] = rng.normal(0, 0.5, (cfg.train_len, d))
     if cfg.scheme == "t5":
@@ -622,10 +669,21 @@ def backward(dlogits: np.ndarray, params: dict, cfg: Config, positions: Position
 
 
 def loss_and_grads(params, cfg, positions, inputs, targets):
-    """Mean loss and every parameter's gradient, for one batch."""
+    """Mean loss and every parameter's gradient, for one batch.
+
+    The chain: targets (B, T), the loss at every position. The far probe (``task`` "needle"):
+    targets (B,), the answers, the loss at the last position only (the query's).
+    """
     logits, caches = forward(params, cfg, positions, inputs)
-    loss, _, ce = cross_entropy(logits, targets)
-    return loss, backward(cross_entropy_backward(ce), params, cfg, positions, caches)
+    if cfg.task == "needle":
+        # loss = mean_b -log softmax(z_{b, T-1})[answer_b]; d loss / dz = 0 elsewhere
+        loss, _, ce = cross_entropy(logits[:, -1:], targets[:, None])
+        dlogits = np.zeros_like(logits)
+        dlogits[:, -1:] = cross_entropy_backward(ce)
+    else:
+        loss, _, ce = cross_entropy(logits, targets)
+        dlogits = cross_entropy_backward(ce)
+    return loss, backward(dlogits, params, cfg, positions, caches)
 
 
 # ----------------------------------------------------------------------------------------
@@ -754,8 +812,14 @@ def train(
     model = Model(cfg, params, enc)
     positions = model.positions()
     opt = Adam(params, cfg)
-    seqs = sample_sequences(table, cfg.steps * cfg.batch, cfg.train_len, data_rng)
-    all_inputs, all_targets = inputs_targets(seqs, cfg.vocab)
+    if cfg.task == "needle":
+        # its own stream of data: a needle run and a chain run of one seed share no batch
+        all_inputs, all_targets, _ = needle_sequences(
+            cfg, cfg.steps * cfg.batch, cfg.train_len, np.random.default_rng([cfg.seed, 3])
+        )
+    else:
+        seqs = sample_sequences(table, cfg.steps * cfg.batch, cfg.train_len, data_rng)
+        all_inputs, all_targets = inputs_targets(seqs, cfg.vocab)
     start, cpu_start = time.perf_counter(), time.process_time()
     with one_thread():
         for step in range(cfg.steps):
@@ -901,6 +965,7 @@ EXPERIMENT = (
     ("t5_md128", "t5", 128),
 )
 FACTORS = (1, 2, 4, 8)
+FAR_PREFIX = "far "  # a far-probe model's name in train_many: "far rope"
 
 
 # Calls like the experiment's own (small): a pasted or written function is judged on them
@@ -1025,8 +1090,14 @@ def workers_here() -> int:
 
 
 def _train_and_read(cfg: Config, enc: Encodings, read_len: int, read_n: int, report) -> tuple:
-    """One job of ``train_many``: the model's weights, losses, seconds and its curve."""
+    """One job of ``train_many``: the model's weights, losses, seconds and its curve (for a
+    far-probe model, its reads at every factor, ``read_far``, with their seconds)."""
     model = train(cfg, enc, progress=report)
+    if cfg.task == "needle":
+        start = time.perf_counter()
+        far = read_far(model, n=read_n)
+        far["read_s"] = time.perf_counter() - start
+        return model.params, model.losses, model.train_s, model.train_cpu_s, far
     curve = evaluate(model, read_len, n=read_n)
     return model.params, model.losses, model.train_s, model.train_cpu_s, curve
 
@@ -1144,6 +1215,7 @@ def run_experiment(
     progress: Callable[[str], None] | str | None = "bar",
     chain_entropy: Callable | None = None,
     workers: int | None = None,
+    far: bool = True,
 ) -> dict:
     """Train every scheme of EXPERIMENT at ``train_len`` and read each at 8 x train_len.
 
@@ -1154,6 +1226,11 @@ def run_experiment(
     Also the optimum's loss per position on the same sequences (``optimum``: the exact best
     predictor, the noise floor) and the models' size (``n_params``). ``progress``: ``"bar"``,
     tqdm's bar (``TrainingBar``); a function, which gets a line now and then; None, silence.
+
+    With ``far`` (the default), the same call also trains a far-probe model of each scheme
+    (``far_config``: the needle task, FAR_STEPS steps) after the seven, and reads it at 1x to
+    8x (``read_far`` on ``eval_n`` sequences a factor): ``far`` has its reads by name,
+    ``far_models`` the models, ``far_s`` the seconds each took to train and read.
     """
     if chain_entropy is None:
         from helpers.reference import chain_entropy
@@ -1173,6 +1250,8 @@ def run_experiment(
         for name, scheme, md in EXPERIMENT
         if names is None or name in names
     }
+    if far:
+        cfgs.update({FAR_PREFIX + name: far_config(c) for name, c in list(cfgs.items())})
     report, bar = None, None
     if progress == "bar":
         bar = TrainingBar(cfgs)
@@ -1200,6 +1279,13 @@ def run_experiment(
             bar.close()
     out["wall_s"] = time.perf_counter() - started  # what the learner waits: trainings and reads
     out["optimum"] = optimum_curve(base, 8 * L, eval_n)
+    if far:
+        out["far"], out["far_models"], out["far_s"] = {}, {}, {}
+        for name in [n for n in done if n.startswith(FAR_PREFIX)]:
+            model, reads = done.pop(name)
+            name = name[len(FAR_PREFIX) :]
+            out["far_s"][name] = model.train_s + reads.pop("read_s")
+            out["far"][name], out["far_models"][name] = reads, model
     for name, (model, curve) in done.items():
         out["models"][name] = model
         out["curves"][name] = curve
@@ -1522,6 +1608,110 @@ def breaks(curves: dict, floor: np.ndarray, breaking_point: Callable, train_len:
     }
 
 
+# ----------------------------------------------------------------------------------------
+# The far probe: a token more than train_len back (needle_sequences)
+
+FAR_STEPS = 200  # the probe models' steps (of batch sequences of train_len tokens)
+
+
+def far_config(base: Config, steps: int | None = None) -> Config:
+    """The settings of a far-probe model: ``base`` with the needle task, FAR_STEPS steps
+    (or ``base``'s, when fewer: a quick run's 20) and a warm-up of at most a quarter."""
+    steps = min(FAR_STEPS, base.steps) if steps is None else steps
+    return replace(base, task="needle", steps=steps, warmup=min(base.warmup, max(1, steps // 4)))
+
+
+def far_score(logits: np.ndarray, answer: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The probe's score of each query: right (argmax z = answer) and its loss
+    -log softmax(z)[answer], in nats.
+    logits (n, V), answer (n,) -> (n,) bool, (n,) float64
+    """
+    z = np.asarray(logits, dtype=np.float64)
+    m = z.max(axis=-1, keepdims=True)
+    lse = (m + np.log(np.exp(z - m).sum(axis=-1, keepdims=True)))[:, 0]
+    picked = z[np.arange(len(z)), answer]
+    return z.argmax(axis=-1) == answer, lse - picked
+
+
+def read_far(
+    model: Model,
+    n: int = 64,
+    seed: int = 4321,
+    chunk: int = 16,
+    factors: tuple[int, ...] = FACTORS,
+    hide_key: bool = False,
+) -> dict:
+    """A far-probe model read at each factor x its length: ``n`` fresh needle sequences of
+    factor x train_len tokens (the key near the start, the query at the end), scored at the
+    query. ``hide_key``: the key token replaced by a chain token (the answer then nowhere in
+    the input: chance, 1 / V, is all a model can score).
+
+    Returns ``{factor: {"acc", "loss", "key_mass", "rows", "key"}}``: the share of right
+    answers, the mean loss at the query, each head's mean attention weight of the query on
+    the key's position (layers, H), the query's attention rows (layers, n, H, length) and
+    where the key was (n,).
+    """
+    cfg = model.cfg
+    positions = model.positions()
+    out: dict = {}
+    with one_thread():
+        for k in factors:
+            length = k * cfg.train_len
+            inputs, answer, key = needle_sequences(
+                cfg, n, length, np.random.default_rng([seed, length])
+            )
+            if hide_key:
+                inputs[np.arange(n), key] = answer  # a chain token in its place
+            right, loss, rows = [], [], []
+            for s in range(0, n, chunk):
+                logits, caches = forward(model.params, cfg, positions, inputs[s : s + chunk])
+                r, lo = far_score(logits[:, -1], answer[s : s + chunk])
+                right.append(r)
+                loss.append(lo)
+                # each layer's attention of the query (the last row)    (layers, b, H, length)
+                rows.append(np.stack([p[:, :, -1, :] for p in caches["attn_maps"]]))
+            rows = np.concatenate(rows, axis=1).astype(np.float64)
+            rows /= rows.sum(axis=-1, keepdims=True)  # float32 rows summed again in float64
+            on_key = rows[:, np.arange(n), :, key]  # (n, layers, H)
+            out[k] = {
+                "acc": float(np.concatenate(right).mean()),
+                "loss": float(np.concatenate(loss).mean()),
+                "key_mass": on_key.mean(axis=0),
+                "rows": rows,
+                "key": key,
+            }
+    return out
+
+
+def far_kept(far: dict) -> list[tuple[float, float, int]]:
+    """In each layer, the head with the most weight on the key at 1x: (its weight at the
+    largest factor, at 1x, which head).
+    # one (float, float, int) per layer
+    """
+    ks = sorted(far)
+    first, last = far[ks[0]]["key_mass"], far[ks[-1]]["key_mass"]  # (layers, H)
+    top = first.argmax(axis=1)
+    return [(float(last[l, h]), float(first[l, h]), int(h)) for l, h in enumerate(top)]
+
+
+def far_heads(far: dict, attention_entropy: Callable) -> dict:
+    """Each head of one probe model, at the query: its weight on the key and the entropy of
+    its row (``attention_entropy``, the learner's), averaged over the sequences, at each
+    factor; and log(t + 1) for the query t = k train_len - 1 (a row spread evenly).
+
+    Returns ``{"key_mass": (layers, H, factors), "entropy": (layers, H, factors),
+    "uniform": (factors,)}``.
+    """
+    ks = sorted(far)
+    mass = np.stack([far[k]["key_mass"] for k in ks], axis=-1)
+    ent = np.stack(
+        [np.asarray(attention_entropy(far[k]["rows"]), dtype=np.float64).mean(axis=1) for k in ks],
+        axis=-1,
+    )
+    uniform = np.array([math.log(far[k]["rows"].shape[-1]) for k in ks])
+    return {"key_mass": mass, "entropy": ent, "uniform": uniform}
+
+
 # every claim the notebook prints (claims, show_claims), each in the catalogue
 # (helpers/messages/train_short.yaml)
 CLAIM_TEXTS = (
@@ -1552,6 +1742,12 @@ CLAIM_TEXTS = (
     "PI fine-tuned at 2x: excess below 0.1",
     "PI fine-tuned at 1x: worse than before",
     "every way at 8x: excess above 0.5",
+    "every probe model answers at 1x (right answers above 0.95)",
+    "NoPE, learned, ALiBi, T5 and T5-128 answer the probe at every length to 8x (above 0.95)",
+    "RoPE's probe at 8x: right answers below 0.95",
+    "ALiBi's head most on the key at 1x (layer 0) keeps more than 0.8 of its weight there at 8x",
+    "RoPE's head most on the key at 1x (layer 0) loses more than 0.25 of it by 8x",
+    "ALiBi's two steep heads (slopes 1/4, 1/16) put less than 0.05 on the key at 1x, in both layers",
 )
 
 
@@ -1652,6 +1848,32 @@ def claims(
     if temps is not None:
         gain = temps["none"] - min(temps.values())
         say("no temperature tried lowers NoPE's 2x excess by more than 0.1", gain < 0.1)
+    if "far" in results:
+        acc = {n: {k: r[k]["acc"] for k in r} for n, r in results["far"].items()}
+        say(
+            "every probe model answers at 1x (right answers above 0.95)",
+            all(a[1] > 0.95 for a in acc.values()),
+        )
+        say(
+            "NoPE, learned, ALiBi, T5 and T5-128 answer the probe at every length to 8x (above 0.95)",
+            all(
+                min(acc[n].values()) > 0.95 for n in ("nope", "learned", "alibi", "t5", "t5_md128")
+            ),
+        )
+        say("RoPE's probe at 8x: right answers below 0.95", acc["rope"][8] < 0.95)
+        kept = {n: far_kept(r) for n, r in results["far"].items()}
+        say(
+            "ALiBi's head most on the key at 1x (layer 0) keeps more than 0.8 of its weight there at 8x",
+            kept["alibi"][0][0] > 0.8,
+        )
+        say(
+            "RoPE's head most on the key at 1x (layer 0) loses more than 0.25 of it by 8x",
+            kept["rope"][0][1] - kept["rope"][0][0] > 0.25,
+        )
+        say(
+            "ALiBi's two steep heads (slopes 1/4, 1/16) put less than 0.05 on the key at 1x, in both layers",
+            np.all(results["far"]["alibi"][1]["key_mass"][:, :2] < 0.05),
+        )
     if longer is not None:
         lx = longer["excess"]
         say("plain RoPE at 2x: excess above 0.2", lx["rope"][2] > 0.2)
@@ -1684,6 +1906,8 @@ CLAIM_GROUPS = (
     ("lose the two nearest keys", "heads"),
     ("first layer spreads evenly", "heads"),
     ("no temperature tried", "nope"),
+    ("probe", "far"),
+    ("on the key", "far"),
 )
 
 

@@ -52,6 +52,7 @@ XDIST_GROUPS = {
     ("test_pages_security.py", None): "pages-security",  # one graded course, one Formgrader
     ("test_cli.py", None): "cli",  # one `python -m helpers doctor`
     ("test_train_longer.py", None): "train-longer",  # one tiny RoPE model, trained once
+    ("test_train_far.py", None): "train-far",  # one small needle model, trained once
     ("test_accessibility.py", None): "accessibility",  # one JupyterLab, each page opened once
     ("test_classroom_db.py", None): "classroom-db",  # one course, its gradebook
     ("test_notebook_claims_13_seeds.py", None): "claims-13-seeds",  # three seeds, trained once

@@ -155,6 +155,58 @@ CLAIMS = [
         "nope",
         verdict("no temperature tried lowers NoPE's 2x excess"),
     ),
+    # the far probe
+    (
+        "far-claims-md",
+        r"at 1× every probe model\s+answers above 0\.95",
+        "far-figure",
+        verdict("every probe model answers at 1x"),
+    ),
+    (
+        "far-claims-md",
+        r"NoPE, learned, ALiBi, T5 and T5-128 find it at every length to 8×\*\* \(above 0\.95\)",
+        "far-figure",
+        verdict("NoPE, learned, ALiBi, T5 and T5-128 answer the probe at every length to 8x"),
+    ),
+    (
+        "far-claims-md",
+        r"ALiBi's head most on the key keeps\s+more than 0\.8 of its weight there at 8×",
+        "far-figure",
+        verdict("ALiBi's head most on the key at 1x (layer 0) keeps more than 0.8"),
+    ),
+    (
+        "far-claims-md",
+        r"its two steepest heads \(slopes 1/4 and 1/16\)\s+put less than 0\.05 on the key even at 1×",
+        "far-figure",
+        verdict(
+            "ALiBi's two steep heads (slopes 1/4, 1/16) put less than 0.05 on the key at 1x, in both layers"
+        ),
+    ),
+    (
+        "far-claims-md",
+        r"\*\*RoPE does not:\*\* below 0\.95 at 8×",
+        "far-figure",
+        verdict("RoPE's probe at 8x: right answers below 0.95"),
+    ),
+    (
+        "far-claims-md",
+        r"head most on the key in layer 0 loses more than 0\.25 of that weight by 8×",
+        "far-figure",
+        verdict("RoPE's head most on the key at 1x (layer 0) loses more than 0.25"),
+    ),
+    (
+        "far-md",
+        r"for 200 steps",
+        "far",
+        r"each probe model: 200 steps of 16 sequences of 32 tokens",
+    ),
+    (
+        "far-md",
+        r"on 64 fresh sequences at\s+each length",
+        "far",
+        r"read on 64 sequences at each length",
+    ),
+    ("far-md", r"one right answer in 16", "far", r"chance: 0\.062 \(one token in 16\)"),
     # T5 with max_distance 128
     ("t5-md", r"31, falls in\s+bucket 21", "t5", r"distance 31 falls in bucket 21;"),
     (
@@ -269,7 +321,23 @@ def test_every_model_is_trained_and_read(train_short):
             re.MULTILINE,
         ), name
     assert re.search(r"^\s*optimum\s+([+-]\d\.\d{3}\s*){4}$", out["experiment"], re.MULTILINE)
-    assert "seven models trained and read in" in out["experiment"]
+    assert "seven models and seven probes trained and read in" in out["experiment"]
+
+
+def test_the_probe_table_has_every_family_at_every_length(train_short):
+    """The far probe's table: each family's right answers at 1x to 8x beside its chain
+    excess, and each layer's heads with their weight on the key and their entropy."""
+    _, out = train_short
+    for name in ("nope", "sinusoidal", "learned", "rope", "alibi", "t5", "t5_md128"):
+        assert re.search(
+            rf"^\s*{name}\s+(\d\.\d\d\s+){{4}}([+-]\d\.\d\d\s*){{4}}$", out["far"], re.MULTILINE
+        ), name
+        for layer in (0, 1):
+            assert re.search(
+                rf"^\s*{name} layer {layer}(\s+\d\.\d\d>\d\.\d\d \(\d\.\d>\d\.\d\)){{4}}$",
+                out["far"],
+                re.MULTILINE,
+            ), (name, layer)
 
 
 def test_the_longer_table_has_every_way_at_every_length(train_short):

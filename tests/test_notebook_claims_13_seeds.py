@@ -2,7 +2,7 @@
 
 The text of the notebook says its claims held on three seeds: this test trains the
 experiment on each (``bench.train_short``, the same ``helpers.train.claims`` the notebook's
-cells print), and checks every claim on every seed, the noise floor the breaks are read
+cells print, the far probe's among them), and checks every claim on every seed, the noise floor the breaks are read
 against (the optimum's own break with a window of 3, the same on every seed as the notebook's
 evaluation sequences do not depend on the training seed), and the contract of the JSON the
 benchmark writes. Three full trainings: minutes, run under the heavy lock.
@@ -62,5 +62,11 @@ def test_the_json_has_the_contract(three_seeds):
         "t5_md128",
     }
     assert three_seeds["run_all_s"] > 0
+    # the far probe: a share of right answers per scheme and factor, the mean over the seeds
+    assert set(three_seeds["far"]) == set(three_seeds["schemes"])
+    for name, row in three_seeds["far"].items():
+        assert set(row) == {"1", "2", "4", "8"}, name
+        assert all(0.0 <= x <= 1.0 for x in row.values()), (name, row)
+    assert three_seeds["far_s"] > 0
     for c in three_seeds["claims"]:
         assert isinstance(c["text"], str) and len(c["holds"]) == 3

@@ -114,9 +114,14 @@ def test_two_workers_train_the_same_models_as_one():
         assert all(np.array_equal(a.params[k], b.params[k]) for k in a.params), name
         assert np.array_equal(one["curves"][name], two["curves"][name]), name
         assert b.enc is two["models"]["nope"].enc  # the caller's encodings, not a copy
-    # every model says, on a line that stays, that it is trained
+        # and its far probe too, the same in both
+        assert one["far_models"][name].losses == two["far_models"][name].losses, name
+        assert one["far"][name][8]["acc"] == two["far"][name][8]["acc"], name
+    # every model and every probe says, on a line that stays, that it is trained
     done = [line for line in lines if line.endswith("\n")]
-    assert sorted(line.split(":")[0].strip() for line in done) == sorted(names)
+    assert sorted(line.split(":")[0].strip() for line in done) == sorted(
+        [*names, *(tr.FAR_PREFIX + n for n in names)]
+    )
 
 
 def _refuses(*args, **kwargs):
