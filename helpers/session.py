@@ -12,8 +12,11 @@ visible test that fails:
   ``test_...``) shows its traceback as usual, says that the notebook goes on, and the
   next cell runs: "Run All" reaches the self-check in the last cell.
 
-Tracebacks keep the line that failed: each top-level statement of a cell is guarded on
-its own, and the guard's code carries that statement's line. Every other error stops the
+Tracebacks point at the line that raised, in the cell and in the learner's functions, and
+show no frame of this module (the wrappers that watch the learner's functions while a cell
+runs): ``start()`` has the shell's traceback formatter read each frame's line from the
+traceback (IPython reads a kernel cell's line from its frame, which is still at the guard
+of a statement of many lines) and leave this module's frames out. Every other error stops the
 notebook as usual; the cell that stopped it is remembered (``last_stop``), so that the
 self-check can say which cell a run stopped at. While nbgrader validates or autogrades
 (``NBGRADER_EXECUTION`` is set) nothing changes: a missing function or a failed assert
@@ -168,6 +171,7 @@ def start() -> None:
     from helpers import fresh_kernel
 
     fresh_kernel.stand_down(shell)
+    _at_raising_lines(shell.InteractiveTB)
     if mode == "validate":
         if AssertionError not in shell.custom_exceptions:
             shell.set_custom_exc((AssertionError,), _explained)
@@ -179,6 +183,49 @@ def start() -> None:
         shell.user_ns[_GUARD] = sys.modules[__name__]
         shell.input_transformers_post.append(_syntax_checked)
         _watch(shell)
+
+
+def _at_raising_lines(formatter) -> None:
+    """IPython's traceback formatter (the shell's ``InteractiveTB``), made to show each frame
+    at the line that raised, and no frame of this module, in every traceback it draws (a
+    failed test, an error carried past or not, the exceptions it was raised while handling).
+
+    IPython draws a frame whose file it cannot open (a kernel's cell) at the frame's current
+    line: a cell whose guard is still running is at the first line of the statement that
+    failed (``try:``), not at the line that raised in it. Calling it again changes nothing.
+    """
+    records = getattr(formatter, "get_records", None)
+    if records is None or getattr(records, "_pe_at_raising_lines", False):
+        return
+
+    @functools.wraps(records)
+    def get_records(etb, *args, **kwargs):
+        return _shown_records(records(etb, *args, **kwargs), etb)
+
+    get_records._pe_at_raising_lines = True
+    formatter.get_records = get_records
+
+
+def _shown_records(records: list, etb) -> list:
+    """IPython's frames of the traceback ``etb``: this module's left out, each at the line
+    that raised (``tb_lineno``, as Python's own traceback has it)."""
+    try:
+        lines, tb = {}, etb
+        while tb is not None:
+            lines[id(tb.tb_frame)] = tb.tb_lineno
+            tb = tb.tb_next
+        shown = []
+        for record in records:
+            frame = getattr(record, "frame", None)
+            if frame is not None and frame.f_code.co_filename == __file__:
+                continue
+            line = lines.get(id(frame)) if frame is not None else None
+            if getattr(record, "_sd", True) is None and isinstance(line, int) and line > 0:
+                record.lineno = line  # a frame IPython drew from its current line
+            shown.append(record)
+    except Exception:  # noqa: BLE001 - another IPython: its frames as it draws them
+        return records
+    return shown or records
 
 
 def _watch(shell) -> None:
@@ -708,23 +755,7 @@ def _show(exc: BaseException) -> None:
     if shell is None:  # pragma: no cover - only IPython installs the guard
         print(_said(exc), file=sys.stderr)
         return
-    shell.showtraceback((type(exc), exc, _without_course_frames(exc.__traceback__)))
-
-
-def _without_course_frames(tb):
-    """The traceback ``tb`` without the frames of this module (the wrappers that watch the
-    learner's functions): the learner sees their cell and their function only."""
-    import types
-
-    kept = []
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename != __file__ or tb.tb_next is None:
-            kept.append((tb.tb_frame, tb.tb_lasti, tb.tb_lineno))
-        tb = tb.tb_next
-    out = None
-    for frame, lasti, lineno in reversed(kept):
-        out = types.TracebackType(out, frame, lasti, lineno)
-    return out
+    shell.showtraceback((type(exc), exc, exc.__traceback__))  # without them: start()
 
 
 def learner_failed(exc: BaseException, assigned: list[str]) -> None:

@@ -147,6 +147,105 @@ def test_a_kernel_s_traceback_points_at_the_failing_line(nbgrader, tmp_path):
     assert "What came back:\n  x = 1\n" in ran.text  # while validating too
 
 
+PICK = (
+    "def pick(xs, i):\n"
+    "    if i < 0:\n"
+    "        return xs[i]\n"
+    "    return xs[i + 10]  # off by ten: an IndexError\n"
+    "\n"
+    "\n"
+    "def first(xs):\n"
+    "    return pick(xs, 0)\n"
+)
+REFUSES = (
+    '"""pick: a negative index is refused."""\n'
+    "try:\n"
+    "    pick([1, 2], -1)\n"
+    "except ValueError:\n"
+    "    pass\n"
+    "else:\n"
+    '    raise AssertionError("pick([1, 2], -1) should raise ValueError")\n'
+)
+
+
+@pytest.mark.parametrize("nbgrader", [False, True])
+def test_a_traceback_points_at_the_line_that_raised_in_a_statement_of_many_lines(
+    nbgrader, tmp_path
+):
+    """A test written as try / except / else: the arrow is at the raise in its else, shown;
+    a loop of a teaching cell: the arrow is at the line of its body that raised."""
+    env = {"NBGRADER_EXECUTION": "validate"} if nbgrader else {}
+    with LearnerKernel(tmp_path, env) as kernel:
+        kernel.run(START, "imports")
+        kernel.run(PICK, "answer_pick")
+        test = kernel.run(REFUSES, "test_pick_refuses")
+        loop = kernel.run("total = 0\nfor i in range(2):\n    total += 1 / 0\n", "teaching")
+    raised = 'raise AssertionError("pick([1, 2], -1) should raise ValueError")'
+    assert "Cell In[3], line 7" in test.text, test.text
+    assert _arrow(test.text).split() == ["---->", "7", *raised.split()], test.text
+    assert "AssertionError: pick([1, 2], -1) should raise ValueError" in test.text
+    assert ("[this test failed (see above)." in test.text) is not nbgrader
+    assert "Cell In[4], line 3" in loop.text, loop.text
+    assert _arrow(loop.text).split() == ["---->", "3", "total", "+=", "1", "/", "0"], loop.text
+
+
+@pytest.mark.parametrize("nbgrader", [False, True])
+def test_an_error_inside_the_learner_s_function_shows_no_frame_of_the_course(nbgrader, tmp_path):
+    """pick raises IndexError, called by a visible test (itself and through first), by a
+    test that asserts while it handles pick's error, and by a teaching cell: each traceback
+    goes from the cell to the line of pick that raised, through no frame of helpers."""
+    env = {"NBGRADER_EXECUTION": "validate"} if nbgrader else {}
+    with LearnerKernel(tmp_path, env) as kernel:
+        kernel.run(START, "imports")
+        kernel.run(PICK, "answer_pick")
+        tests = [
+            kernel.run(
+                '"""pick: the first item."""\nassert pick([1, 2], 0) == 1, "1"', "test_pick"
+            ),
+            kernel.run(
+                '"""first: the first item."""\nassert first([1, 2]) == 1, "1"', "test_first"
+            ),
+            kernel.run(
+                '"""pick: its error names the index."""\n'
+                "try:\n"
+                "    pick([1, 2], 0)\n"
+                "except IndexError as error:\n"
+                '    assert "10" in str(error), "the message should say index 10"\n',
+                "test_pick_message",
+            ),
+        ]
+        teaching = kernel.run("xs = [1, 2, 3]\nprint(pick(xs, 1))", "teaching")
+    shown = [*tests, teaching] if not nbgrader else tests  # validating: no carrying on
+    for ran in shown:
+        assert "IndexError: list index out of range" in ran.text, ran.text
+        assert "Cell In[2], line 4, in pick(xs, i)" in ran.text, ran.text
+        arrows = [ln for ln in ran.text.splitlines() if re.match(r"-+> +\d+ ", ln)]
+        assert "----> 4     return xs[i + 10]  # off by ten: an IndexError" in arrows, ran.text
+        assert "helpers" not in ran.text.replace("import helpers", ""), ran.text
+        assert "session.py" not in ran.text and "keeping" not in ran.text, ran.text
+        assert "skipping hidden" not in ran.text, ran.text
+    assert "Cell In[2], line 8, in first(xs)" in tests[1].text, tests[1].text
+    assert "During handling of the above exception" in tests[2].text, tests[2].text
+    arrows = [ln for ln in tests[2].text.splitlines() if re.match(r"-+> +\d+ ", ln)]
+    assert "----> 3     pick([1, 2], 0)" in arrows, tests[2].text  # the call, then the assert
+    assert arrows[-1].split()[:3] == ["---->", "5", "assert"], tests[2].text
+    if not nbgrader:
+        assert "[this test failed (see above)." in tests[0].text
+        assert "your `pick` raised IndexError" in teaching.text, teaching.text
+
+
+def test_a_passing_test_of_many_lines_says_so_in_one_line(tmp_path):
+    """The try / except / else test of a pick that refuses a negative index: one line."""
+    right = PICK.replace(
+        "    if i < 0:\n        return xs[i]\n", "    if i < 0:\n        raise ValueError(i)\n"
+    )
+    with LearnerKernel(tmp_path) as kernel:
+        kernel.run(START, "imports")
+        kernel.run(right, "answer_pick")
+        test = kernel.run(REFUSES, "test_pick_refuses")
+    assert test.status == "ok" and test.text == "[this test of pick passed.]\n", test.text
+
+
 def test_a_failed_visible_test_lets_run_all_go_on_and_the_self_check_says_where_it_stopped(
     tmp_path,
 ):
