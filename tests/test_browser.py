@@ -216,7 +216,12 @@ def serve_course(tmp_path: Path, ids: list[str], extras=None):
     (settings / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
     env = kit.env() | {"HOME": str(home), "JUPYTER_CONFIG_DIR": str(home / ".jupyter")}
     env.pop("NBGRADER_EXECUTION", None)
-    cmd = [
+    return _serving(lab_command(root, port, token), root, env, tmp_path / "lab.log", port, token)
+
+
+def lab_command(root, port: int, token: str) -> list[str]:
+    """JupyterLab on ``root``, headless, on ``port`` with ``token``: the browser tests' server."""
+    return [
         sys.executable,
         "-m",
         "jupyter",
@@ -233,7 +238,6 @@ def serve_course(tmp_path: Path, ids: list[str], extras=None):
         # window.jupyterapp: the tests wait on the notebook's kernel itself (KERNEL_READY_JS)
         "--LabApp.expose_app_in_browser=True",
     ]
-    return _serving(cmd, root, env, tmp_path / "lab.log", port, token)
 
 
 @contextlib.contextmanager

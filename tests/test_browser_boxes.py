@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import sys
 
 import nbformat
 import pytest
@@ -27,6 +26,7 @@ from tests.test_browser import (
     _open_and_run,
     _skip_reason,
     _stop_kernels,
+    lab_command,
 )
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -62,22 +62,7 @@ def lab(tmp_path_factory):
     home.mkdir()
     env = kit.env() | {"HOME": str(home), "JUPYTER_CONFIG_DIR": str(home / ".jupyter")}
     env.pop("NBGRADER_EXECUTION", None)
-    cmd = [
-        sys.executable,
-        "-m",
-        "jupyter",
-        "lab",
-        "--no-browser",
-        f"--port={port}",
-        "--ip=127.0.0.1",
-        f"--IdentityProvider.token={token}",
-        f"--ServerApp.root_dir={root}",
-        "--allow-root",
-        "--ServerApp.open_browser=False",
-        "--LabApp.news_url=",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        "--LabApp.expose_app_in_browser=True",
-    ]
+    cmd = lab_command(root, port, token)
     with kit.lab_server(cmd, root, env, tmp_path / "lab.log", port, token) as url:
         yield url, token
 

@@ -14,20 +14,21 @@ from __future__ import annotations
 
 import json
 import secrets
-import sys
 import time
 
 import pytest
 
 from helpers.teacher.classroom.course import copy_course
 from tests import classroom_kit as kit
-from tests.test_browser import (
+from tests.test_browser import (  # noqa: F401  (browser: a fixture)
     CHROMIUM,
     LAUNCH_ARGS,
     _free_port,
     _kernel_ready,
     _skip_reason,
     _stop_kernels,
+    browser,
+    lab_command,
 )
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -72,39 +73,12 @@ def lab(tmp_path_factory):
     )
     env = kit.env() | {"HOME": str(home), "JUPYTER_CONFIG_DIR": str(home / ".jupyter")}
     env.pop("NBGRADER_EXECUTION", None)
-    cmd = [
-        sys.executable,
-        "-m",
-        "jupyter",
-        "lab",
-        "--no-browser",
-        f"--port={port}",
-        "--ip=127.0.0.1",
-        f"--IdentityProvider.token={token}",
-        f"--ServerApp.root_dir={root}",
-        "--allow-root",
-        "--ServerApp.open_browser=False",
-        "--LabApp.news_url=",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        "--LabApp.expose_app_in_browser=True",
-    ]
+    cmd = lab_command(root, port, token)
     with kit.lab_server(cmd, root, env, tmp_path / "lab.log", port, token) as url:
         yield url, token, root
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS, headless=True)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
-
-
-def _open(browser, url: str, token: str, path: str) -> dict:
+def _open(browser, url: str, token: str, path: str) -> dict:  # noqa: F811
     """Open ``path``, wait for its kernel and its kernel_info reply, then WAIT_S seconds of
     autosave; the model's state then, and the language_info the kernel reported."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -123,7 +97,7 @@ def _open(browser, url: str, token: str, path: str) -> dict:
 
 @pytest.mark.skipif(bool(_skip_reason()), reason=_skip_reason() or "ready")
 @pytest.mark.parametrize("assignment", kit.real_ids(OPENED) or ["none"])
-def test_an_opened_notebook_stays_unmodified(lab, browser, assignment):
+def test_an_opened_notebook_stays_unmodified(lab, browser, assignment):  # noqa: F811
     url, token, root = lab
     path = f"notebooks/{assignment}/{assignment}.ipynb"
     before = (root / path).read_bytes()
@@ -137,7 +111,7 @@ def test_an_opened_notebook_stays_unmodified(lab, browser, assignment):
 
 
 @pytest.mark.skipif(bool(_skip_reason()), reason=_skip_reason() or "ready")
-def test_the_metadata_committed_before_was_marked_modified_and_rewritten(lab, browser):
+def test_the_metadata_committed_before_was_marked_modified_and_rewritten(lab, browser):  # noqa: F811
     """The control: language_info {name: python} differs from the kernel's, so JupyterLab marks
     the notebook modified and autosave writes the kernel's language_info into the file."""
     url, token, root = lab
