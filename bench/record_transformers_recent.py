@@ -195,67 +195,44 @@ def record_recent(torch) -> dict:
         "setting": {"d": 128, "base": 1e6, "factor": 4.0, "original_max": 32768},
         **init(qwen, "yarn"),
     }
-    params = {
-        "rope_type": "yarn",
-        "rope_theta": 1e4,
-        "factor": 40.0,
-        "original_max_position_embeddings": 4096,
-        "beta_fast": 32,
-        "beta_slow": 1,
-        "mscale": 1.0,
-        "mscale_all_dim": 1.0,
-    }
-    deepseek = DeepseekV3Config(
-        hidden_size=1024,
-        num_attention_heads=8,
-        num_key_value_heads=8,
-        q_lora_rank=64,
-        kv_lora_rank=512,
-        qk_nope_head_dim=128,
-        qk_rope_head_dim=64,
-        v_head_dim=128,
-        max_position_embeddings=163840,
-        rope_parameters=params,
-    )
-    attention = DeepseekV3Attention(deepseek, layer_idx=0)
-    out["deepseek_v3"] = {
-        "setting": {"d": 64, "base": 1e4, "factor": 40.0, "original_max": 4096},
-        "head_dim": int(deepseek.head_dim) if getattr(deepseek, "head_dim", None) else None,
-        "qk_head_dim": int(attention.qk_head_dim),
-        "softmax_scale": float(attention.scaling),
-        **init(deepseek, "yarn"),
-    }
+    def mla(base: float, factor: float, beta_fast: float, positions: int) -> dict:
+        """DeepSeek-V3's attention (64 rotated dims of a 192-dim score) with YaRN: its rates,
+        attention factor and softmax scale (``DeepseekV3Attention.scaling``)."""
+        params = {
+            "rope_type": "yarn",
+            "rope_theta": base,
+            "factor": factor,
+            "original_max_position_embeddings": 4096,
+            "beta_fast": beta_fast,
+            "beta_slow": 1,
+            "mscale": 1.0,
+            "mscale_all_dim": 1.0,
+        }
+        config = DeepseekV3Config(
+            hidden_size=1024,
+            num_attention_heads=8,
+            num_key_value_heads=8,
+            q_lora_rank=64,
+            kv_lora_rank=512,
+            qk_nope_head_dim=128,
+            qk_rope_head_dim=64,
+            v_head_dim=128,
+            max_position_embeddings=positions,
+            rope_parameters=params,
+        )
+        attention = DeepseekV3Attention(config, layer_idx=0)
+        return {
+            "setting": {"d": 64, "base": base, "factor": factor, "original_max": 4096},
+            "head_dim": int(config.head_dim) if getattr(config, "head_dim", None) else None,
+            "qk_head_dim": int(attention.qk_head_dim),
+            "softmax_scale": float(attention.scaling),
+            **init(config, "yarn"),
+        }
+
+    out["deepseek_v3"] = mla(1e4, 40.0, 32, 163840)
     # Kimi K2: DeepSeek-V3's architecture (its released config.json: model_type "kimi_k2",
     # architectures DeepseekV3ForCausalLM) with its own base and YaRN: beta_fast = beta_slow = 1
-    params = {
-        "rope_type": "yarn",
-        "rope_theta": 5e4,
-        "factor": 32.0,
-        "original_max_position_embeddings": 4096,
-        "beta_fast": 1.0,
-        "beta_slow": 1.0,
-        "mscale": 1.0,
-        "mscale_all_dim": 1.0,
-    }
-    kimi = DeepseekV3Config(
-        hidden_size=1024,
-        num_attention_heads=8,
-        num_key_value_heads=8,
-        q_lora_rank=64,
-        kv_lora_rank=512,
-        qk_nope_head_dim=128,
-        qk_rope_head_dim=64,
-        v_head_dim=128,
-        max_position_embeddings=131072,
-        rope_parameters=params,
-    )
-    attention = DeepseekV3Attention(kimi, layer_idx=0)
-    out["kimi_k2"] = {
-        "setting": {"d": 64, "base": 5e4, "factor": 32.0, "original_max": 4096},
-        "qk_head_dim": int(attention.qk_head_dim),
-        "softmax_scale": float(attention.scaling),
-        **init(kimi, "yarn"),
-    }
+    out["kimi_k2"] = mla(5e4, 32.0, 1.0, 131072)
     gemma = Gemma3TextConfig(
         hidden_size=5376,
         num_attention_heads=32,
