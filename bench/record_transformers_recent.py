@@ -195,6 +195,7 @@ def record_recent(torch) -> dict:
         "setting": {"d": 128, "base": 1e6, "factor": 4.0, "original_max": 32768},
         **init(qwen, "yarn"),
     }
+
     def mla(base: float, factor: float, beta_fast: float, positions: int) -> dict:
         """DeepSeek-V3's attention (64 rotated dims of a 192-dim score) with YaRN: its rates,
         attention factor and softmax scale (``DeepseekV3Attention.scaling``)."""
