@@ -1,8 +1,16 @@
 """Accessibility of every notebook page, measured in a real browser.
 
 Each learner notebook, in English and in Korean, answered with the source's solutions, is
-opened in JupyterLab (headless Chromium through Playwright, a 1400 x 1000 window with the
-file browser open) and run from the Run menu to its last cell. On that page:
+opened in JupyterLab (headless Chromium through Playwright, a 1400 x 1000 window at 2 device
+pixels per CSS pixel, with the file browser open) and run from the Run menu to its last cell.
+On that page:
+
+- layout, as it runs: every slider track of every explorer is at least 200 px wide, the
+  controls wrap onto rows inside the output, neither the notebook nor an output scrolls
+  sideways, and each picture has 2 pixels per CSS pixel; on the English pages the page's
+  scale of the figure times the size of each of its texts is at least 12 CSS pixels
+  (``figure_text.MIN_PX``) and no two texts overlap (the Korean figures' texts are measured
+  in ``tests/test_widgets_text.py``). Screenshots of each explorer and of the page.
 
 - axe-core (from its npm package in ``build/axe/``, installed by ``make system-deps``; no
   CDN) checks the rules of WCAG 2.0, 2.1 and 2.2, levels A and AA. A violation whose element
@@ -22,22 +30,31 @@ file browser open) and run from the Run menu to its last cell. On that page:
 
 from __future__ import annotations
 
+import functools
+import importlib
 import json
 import time
 from dataclasses import dataclass
 
 import pytest
 
+from helpers.widgets.base import Explorer
 from tests import classroom_kit as kit
+from tests import figure_text
 from tests.test_browser import (
     ARTIFACTS,
     ASSIGNMENTS,
+    LAYOUT_JS,
+    MIN_TRACK,
+    _explorer_classes,
     _open_and_run,
     _skip_reason,
     _stop_kernels,
     browser,  # noqa: F401  (a fixture)
     serve_course,
 )
+
+bench = importlib.import_module("bench.widget_update")
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -136,7 +153,9 @@ def opened(request, lab, browser):  # noqa: F811
     """The notebook's page, run to its last cell: (page, its explorers' boxes)."""
     url, token = lab
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page = browser.new_page(viewport=WINDOW)
+    # a high-density screen: the screenshots show whether the figures' text is sharp, and
+    # 200 % zoom is the 2 device pixels per CSS pixel of a zoomed page; the CSS layout is 1x's
+    page = browser.new_page(viewport=WINDOW, device_scale_factor=2)
     page.set_default_timeout(120_000)
     try:
         from playwright.sync_api import TimeoutError as Late
@@ -165,6 +184,69 @@ def opened(request, lab, browser):  # noqa: F811
     finally:
         page.close()
         _stop_kernels(url, token)
+
+
+@functools.cache
+def _figure_texts(cls: type) -> list:
+    """The texts of the explorer ``cls`` built on the reference at the course's largest
+    sizes (``bench.widget_update.build``), in the figure's own CSS pixels."""
+    return figure_text.texts(bench.build(cls).fig, Explorer.dpi)
+
+
+def test_explorer_layout_and_figure_text(opened):
+    """Sliders >= 200 px, controls wrapped inside the output, no horizontal scrollbar, the
+    picture at 2 pixels per CSS pixel; the figures' texts large enough as the page shows
+    them, and apart (English pages)."""
+    page = opened.page
+    assert opened.explorers, f"{opened.name}: Run All drew no explorer"
+    problems, scale = [], None
+    for k, explorer in enumerate(opened.explorers):
+        explorer.scroll_into_view_if_needed()
+        layout = page.evaluate(LAYOUT_JS, explorer.element_handle())
+        explorer.screenshot(path=str(SHOTS / f"{opened.name}-explorer-{k}.png"))
+        tracks = ", ".join(f"{s['label']} {s['track']:.0f}" for s in layout["sliders"])
+        print(
+            f"\n{opened.name}: explorer {k}: window {layout['window']} px, file browser "
+            f"{layout['fileBrowser']:.0f} px, output {layout['output']['width']:.0f} px, image "
+            f"{layout['image']['width']:.0f} x {layout['image']['height']:.0f} CSS px from "
+            f"{layout['image']['natural']} px; slider tracks (px): {tracks}"
+        )
+        if layout["fileBrowser"] <= 100:
+            problems.append(f"explorer {k}: the file browser is closed ({layout['fileBrowser']})")
+        if not layout["sliders"]:
+            problems.append(f"explorer {k}: shows no slider")
+        narrow = [s for s in layout["sliders"] if s["track"] < MIN_TRACK]
+        if narrow:
+            problems.append(f"explorer {k}: slider tracks narrower than {MIN_TRACK} px: {narrow}")
+        if layout["cut"]:
+            problems.append(f"explorer {k}: labels cut off: {layout['cut']}")
+        out = layout["output"]
+        outside = [
+            c for c in layout["controls"] if c["width"] <= 0 or c["right"] > out["right"] + 1
+        ]
+        if outside:
+            problems.append(f"explorer {k}: controls cut off or outside the output: {outside}")
+        if out["scroll"] > out["client"] + 1:
+            problems.append(f"explorer {k}: its output scrolls sideways: {out}")
+        notebook = layout["notebook"]
+        if notebook["scroll"] > notebook["client"] + 1:
+            problems.append(f"the notebook scrolls sideways: {notebook}")
+        if layout["image"]["natural"] < 1.9 * layout["image"]["width"]:
+            problems.append(f"explorer {k}: the picture is not at 2 pixels a CSS pixel: {layout}")
+        if scale is None and layout["image"]["natural"]:
+            # the page's scale of the figure: its CSS width over the figure's own
+            scale = layout["image"]["width"] / (layout["image"]["natural"] / Explorer.scale)
+    page.screenshot(path=str(SHOTS / f"{opened.name}-page.png"))
+    if not opened.name.endswith("_ko") and scale is not None:
+        print(f"{opened.name}: the page shows the figure at {scale:.3f} of its own size")
+        for cls in _explorer_classes(opened.name):
+            shown = figure_text.scaled(_figure_texts(cls), scale)
+            small = [t for t in shown if t.size < figure_text.MIN_PX]
+            problems += [f"{cls.__name__}: {t} is under {figure_text.MIN_PX} px" for t in small]
+            problems += [
+                f"{cls.__name__}: {a} overlaps {b}" for a, b in figure_text.overlaps(shown)
+            ]
+    assert not problems, f"{opened.name}:\n" + "\n".join(problems)
 
 
 def test_axe_finds_no_violation_in_what_the_course_renders(opened):

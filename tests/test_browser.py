@@ -1,21 +1,16 @@
 """A real browser: JupyterLab on localhost driven by headless Chromium through Playwright.
 
-The learner notebooks, answered with the source's solutions, are opened in a temporary
-copy of the course in a 1400 x 1000 window with the file browser open, and all their
-cells are run from JupyterLab's Run menu. For the explorer of every notebook:
+Learner notebooks, answered with the source's solutions (or as a learner left them), are
+opened in a temporary copy of the course in a 1400 x 1000 window with the file browser open,
+and run from JupyterLab's Run menu: a move redraws the figure (02_sincos's screenshots before
+and after a move of ``d`` differ), a drag redraws before the release, the Korean notebook
+answers in Korean, Run All goes past a failing visible test to the self-check, and a restart
+is met with "run the first cell". Screenshots go to ``artifacts/browser/`` (git-ignored).
 
-- layout: every slider track is at least 200 px wide, the controls wrap onto rows inside
-  the output (checkboxes and text boxes visible), and neither the notebook nor the
-  explorer's output has a horizontal scrollbar;
-- latency: one or two of its sliders are set by typing into the number box beside it and
-  pressing Enter, and the time from the key press to the new image decoded in the page is
-  printed (a measurement, not an assertion: the machine may be busy);
-- text: the page's scale of the figure (its width on the page over its own CSS width) times
-  the size of each of its texts is at least 12 CSS pixels (``figure_text.MIN_PX``), and no
-  two texts overlap;
-- screenshots of the explorer and the page go to ``artifacts/browser/`` (git-ignored).
-
-For 02_sincos, the screenshots of the figure before and after a move of ``d`` must differ.
+Every notebook's page, run to its end, is measured in ``tests/test_accessibility.py``: its
+layout and figures' text, axe-core, the keyboard, 200 % zoom (the same page for all four).
+The time from a key press to the new picture is ``python -m bench.browser_latency``'s.
+This module's server, browser and steps are the kit of both.
 """
 
 from __future__ import annotations
@@ -38,9 +33,8 @@ import numpy as np
 import pytest
 
 from helpers.teacher.classroom.course import copy_course
-from helpers.widgets.base import Explorer
 from tests import classroom_kit as kit
-from tests import figure_text, rehearsal
+from tests import rehearsal
 
 bench = importlib.import_module("bench.widget_update")
 
@@ -62,26 +56,9 @@ ASSIGNMENTS = [
     "12_rope_today",
     "13_train_short",
 ]
-# The sliders whose latency is measured in each explorer: (label, two values to set).
-MOVES = {
-    "01_order": [("tokens", ("300", "6"))],
-    "02_sincos": [("d", ("512", "64"))],
-    "03_norm": [("d", ("512", "32"))],
-    "04_decay": [("d", ("512", "32"))],
-    "05_rotation": [("d", ("512", "16"))],
-    "06_rope": [("m (query)", ("994", "5")), ("d", ("512", "64"))],
-    "07_alibi": [("seq_len", ("994", "64"))],
-    "08_offsets": [("d", ("512", "64"))],
-    "09_families": [("num_buckets", ("64", "8")), ("max_distance", ("1000", "100"))],
-    "10_long_context": [("d", ("256", "16")), ("factor", ("32", "4"))],
-    "11_rope_nd": [("grid", ("32", "8")), ("d", ("256", "16"))],
-    "12_rope_today": [("steps", ("200", "10")), ("window", ("32", "8"))],
-    "13_train_short": [("evaluation length", ("64", "256")), ("beta_fast", ("1", "32"))],
-}
 # The Korean notebook opened, run and read: its self-check must answer in Korean.
 KOREAN, UNWRITTEN = "06_rope_ko", "rope_score"
 LEARNER = "06_rope_learner"  # 06_rope with a clockwise apply_rope and turns unwritten
-REPEAT = 3  # moves per slider: start -> new -> start -> new ...
 MIN_TRACK = 200  # px
 ARTIFACTS = kit.REPO / "artifacts" / "browser"
 LAUNCH_ARGS = [
@@ -377,86 +354,6 @@ def _png(path: Path) -> np.ndarray:
     import matplotlib.image
 
     return np.asarray(matplotlib.image.imread(path), dtype=float)
-
-
-@pytest.mark.skipif(bool(_skip_reason()), reason=_skip_reason() or "ready")
-@pytest.mark.parametrize("assignment", kit.real_ids(ASSIGNMENTS) or ["none"])
-def test_explorer_layout_and_latency(lab, browser, assignment):
-    """Sliders >= 200 px, controls wrapped inside the output, no horizontal scrollbar;
-    the latency of a move of each measured slider is printed."""
-    url, token = lab
-    # a high-density screen (2 device pixels per CSS pixel): the screenshots show whether
-    # the text of the figures is sharp; the CSS layout is the same as at 1x
-    page = browser.new_page(viewport={"width": 1400, "height": 1000}, device_scale_factor=2)
-    page.set_default_timeout(120_000)
-    try:
-        explorer, image = _open_and_run(page, url, token, assignment)
-        time.sleep(1.0)  # let the layout settle after the last output
-        layout = page.evaluate(LAYOUT_JS, explorer.element_handle())
-        explorer.screenshot(path=str(ARTIFACTS / f"{assignment}-explorer.png"))
-        latencies = {}
-        for label, values in MOVES.get(assignment, []):
-            start = _box(page, explorer, label).input_value()
-            times = []
-            for i in range(REPEAT):
-                times.append(_set(page, explorer, image, label, values[i % 2]))
-            _set(page, explorer, image, label, start.strip().replace(",", ""))
-            latencies[label] = times
-        explorer.screenshot(path=str(ARTIFACTS / f"{assignment}-explorer-moved.png"))
-        page.screenshot(path=str(ARTIFACTS / f"{assignment}-page.png"))
-    finally:
-        page.close()
-        _stop_kernels(url, token)
-
-    load = os.getloadavg()
-    tracks = ", ".join(f"{s['label']} {s['track']:.0f}" for s in layout["sliders"])
-    print(
-        f"\n{assignment}: window {layout['window']} px, file browser {layout['fileBrowser']:.0f} px,"
-        f" output {layout['output']['width']:.0f} px, image {layout['image']['width']:.0f} x "
-        f"{layout['image']['height']:.0f} CSS px from {layout['image']['natural']} px;"
-        f" slider tracks (px): {tracks}"
-    )
-    for label, times in latencies.items():
-        first = [t for t, _ in times]
-        last = [t for _, t in times]
-        shown = ", ".join(f"{t:.0f}" for t in first)
-        print(
-            f"{assignment}: {label}: key press to new image {shown} ms "
-            f"(median {statistics.median(first):.0f} ms; load {load[0]:.2f})"
-        )
-        if last != first:
-            shown = ", ".join(f"{t:.0f}" for t in last)
-            print(
-                f"{assignment}: {label}: key press to the last frame of the move {shown} ms "
-                f"(median {statistics.median(last):.0f} ms)"
-            )
-    assert layout["fileBrowser"] > 100, "the file browser is open, as in a learner's window"
-    assert layout["sliders"], "the explorer shows its sliders"
-    narrow = [s for s in layout["sliders"] if s["track"] < MIN_TRACK]
-    assert not narrow, f"slider tracks narrower than {MIN_TRACK} px: {narrow}"
-    assert not layout["cut"], f"labels cut off: {layout['cut']}"
-    out = layout["output"]
-    outside = [c for c in layout["controls"] if c["width"] <= 0 or c["right"] > out["right"] + 1]
-    assert not outside, f"controls cut off or outside the output ({out}): {outside}"
-    assert out["scroll"] <= out["client"] + 1, f"the explorer's output scrolls sideways: {out}"
-    notebook = layout["notebook"]
-    assert notebook["scroll"] <= notebook["client"] + 1, (
-        f"the notebook scrolls sideways: {notebook}"
-    )
-    assert layout["image"]["natural"] >= 1.9 * layout["image"]["width"], (
-        f"the picture has about 2 device pixels per CSS pixel: {layout['image']}"
-    )
-    # the figure's texts as the page shows them: their size in the figure times the page's
-    # scale of the picture (its CSS width over the figure's own), at the largest sizes
-    scale = layout["image"]["width"] / (layout["image"]["natural"] / Explorer.scale)
-    print(f"{assignment}: the page shows the figure at {scale:.3f} of its own size")
-    problems = []
-    for cls in _explorer_classes(assignment):
-        shown = figure_text.scaled(figure_text.texts(bench.build(cls).fig, Explorer.dpi), scale)
-        small = [t for t in shown if t.size < figure_text.MIN_PX]
-        problems += [f"{cls.__name__}: {t} is under {figure_text.MIN_PX} px" for t in small]
-        problems += [f"{cls.__name__}: {a} overlaps {b}" for a, b in figure_text.overlaps(shown)]
-    assert not problems, "\n".join(problems)
 
 
 def _explorer_classes(assignment: str) -> list[type]:
