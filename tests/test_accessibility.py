@@ -5,7 +5,7 @@ opened in JupyterLab (headless Chromium through Playwright, a 1400 x 1000 window
 pixels per CSS pixel, with the file browser open) and run from the Run menu to its last cell.
 On that page:
 
-- layout, as it runs: every slider track of every explorer is at least 200 px wide, the
+- layout: every slider track of every explorer is at least 200 px wide, the
   controls wrap onto rows inside the output, neither the notebook nor an output scrolls
   sideways, and each picture has 2 pixels per CSS pixel; on the English pages the page's
   scale of the figure times the size of each of its texts is at least 12 CSS pixels
