@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -126,8 +127,10 @@ def bound(pids: list[int], limit: int) -> Path | None:
     return group
 
 
-def release(group: Path | None, wait: float = 2.0) -> None:
-    """Remove a cgroup of ``bound`` once its tasks have ended (they are being killed)."""
+def release(group: Path | None, wait: float = 30.0) -> None:
+    """Remove a cgroup of ``bound``: its tasks (the sandbox's, being killed) are killed
+    again, and the group is removed once the kernel has reaped them (on a busy machine,
+    3,000 threads take seconds to end), within ``wait`` seconds."""
     if group is None:
         return
     end = time.monotonic() + wait
@@ -137,9 +140,18 @@ def release(group: Path | None, wait: float = 2.0) -> None:
             return
         except FileNotFoundError:
             return
-        except OSError:  # busy: a task not reaped yet
+        except OSError:  # busy: a task not ended or not reaped yet
             if time.monotonic() > end:
                 return
+            try:
+                left = (group / "cgroup.procs").read_text().split()
+            except OSError:
+                left = []
+            for pid in left:
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except (ProcessLookupError, PermissionError, ValueError):
+                    pass
             time.sleep(0.02)
 
 
