@@ -40,11 +40,6 @@ MOVES = {
     "13_train_short": [("evaluation length", ("64", "256")), ("beta_fast", ("1", "32"))],
 }
 
-# Every cell has run: no prompt shows [*] and the last code cell has its number.
-ALL_RUN_JS = """() => { const p = [...document.querySelectorAll('.jp-InputPrompt')];
-  return p.length && !p.some(e => e.textContent.includes('*'))
-         && /\\d/.test(p[p.length - 1].textContent); }"""
-
 
 def measure(page, explorer, image, label: str, values: tuple[str, str], repeat: int):
     """``repeat`` moves of the slider ``label`` between ``values``, then back to where it was:
@@ -69,7 +64,9 @@ def main(argv: list[str] | None = None) -> dict:
         parser.error(f"no sliders to move in {unknown}: one of {', '.join(MOVES)}")
     from playwright.sync_api import sync_playwright
 
+    from helpers.train import QUICK_ENV
     from tests.test_browser import (
+        ALL_RUN_JS,
         CHROMIUM,
         LAUNCH_ARGS,
         _open_and_run,
@@ -77,7 +74,7 @@ def main(argv: list[str] | None = None) -> dict:
         serve_course,
     )
 
-    os.environ.setdefault("COURSE_TRAIN_QUICK", "1")  # 13's Run All trains the quick version
+    os.environ.setdefault(QUICK_ENV, "1")  # 13's Run All trains the quick version
     results: dict[str, dict[str, list]] = {}
     with (
         tempfile.TemporaryDirectory(prefix="pe-latency-") as tmp,

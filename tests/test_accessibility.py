@@ -42,6 +42,7 @@ from helpers.widgets.base import Explorer
 from tests import classroom_kit as kit
 from tests import figure_text
 from tests.test_browser import (
+    ALL_RUN_JS,
     ARTIFACTS,
     ASSIGNMENTS,
     LAYOUT_JS,
@@ -164,13 +165,7 @@ def opened(request, lab, browser):  # noqa: F811
             _open_and_run(page, url, token, request.param)
         except Late:  # the first page of a busy machine: Run All came before its kernel
             _open_and_run(page, url, token, request.param)
-        # every cell has run: no prompt shows [*] and the last code cell has its number
-        page.wait_for_function(
-            """() => { const p = [...document.querySelectorAll('.jp-InputPrompt')];
-                       return p.length && !p.some(e => e.textContent.includes('*'))
-                              && /\\d/.test(p[p.length - 1].textContent); }""",
-            timeout=600_000,
-        )
+        page.wait_for_function(ALL_RUN_JS, timeout=600_000)
         news = page.get_by_role("button", name="No", exact=True)  # JupyterLab's news prompt
         if news.count():
             news.first.click()

@@ -133,6 +133,10 @@ KERNEL_READY_JS = """(path) => {
   return !!kernel && panel.context.path === path && kernel.connectionStatus === 'connected'
     && kernel.status === 'idle';
 }"""
+# Every cell has run: no prompt shows [*] and the last code cell has its number.
+ALL_RUN_JS = """() => { const p = [...document.querySelectorAll('.jp-InputPrompt')];
+  return p.length && !p.some(e => e.textContent.includes('*'))
+         && /\\d/.test(p[p.length - 1].textContent); }"""
 # After Run All: the explorer is on the page, or the run is over without it (the kernel idle,
 # no cell waiting "[*]", and one cell numbered: the last one, or the one Run All stopped at).
 RUN_DONE_JS = r"""() => {
