@@ -119,6 +119,9 @@ def pytest_configure(config):
     from helpers.train import QUICK_ENV
 
     os.environ.setdefault(QUICK_ENV, "1")
+    from tests import suite_cpu
+
+    suite_cpu.register(config)  # with --durations: CPU and wall seconds per module, at the end
 
 
 @pytest.fixture(autouse=True)

@@ -93,3 +93,70 @@ def test_workers_take_the_groups_then_the_slow_tests_then_the_rest():
         "tests/test_a.py::test_quick",
         "tests/test_b.py::test_quick",
     ]
+
+
+# --------------------------------------------------------------------------- the CPU table
+
+SPIN = """
+import subprocess, sys, time
+
+def test_a_child_spins():
+    subprocess.run([sys.executable, "-c",
+        "import time\\nt = time.process_time()\\nwhile time.process_time() - t < 0.8: pass"],
+        check=True)
+"""
+SLEEP = """
+import time
+
+def test_it_waits():
+    time.sleep(0.8)
+
+def test_it_waits_again():
+    time.sleep(0.2)
+"""
+
+
+def _cpu_table(tmp_path: Path, *args: str) -> dict[str, tuple[float, float, int]]:
+    """Runs a suite of two modules with ``--durations`` the way ``make test`` does (this
+    suite's conftest, so its table) and reads the table it printed."""
+    import re
+    import shutil
+    import subprocess
+    import sys
+
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "__init__.py").write_text("")
+    shutil.copy2(TESTS / "suite_cpu.py", tests / "suite_cpu.py")
+    (tests / "conftest.py").write_text(
+        "from tests import suite_cpu\n\n\ndef pytest_configure(config):\n"
+        "    suite_cpu.register(config)\n"
+    )
+    (tests / "test_spin.py").write_text(SPIN)
+    (tests / "test_sleep.py").write_text(SLEEP)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations=1", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    head = proc.stdout.index("CPU and wall seconds per test module")
+    assert proc.stdout.index("slowest 1 durations") < head, "the table comes after pytest's"
+    rows = re.findall(
+        r"^\s*([\d.]+)\s+([\d.]+)\s+(\d+)\s+(\S.*)$", proc.stdout[head:], re.MULTILINE
+    )
+    return {name: (float(c), float(w), int(n)) for c, w, n, name in rows}
+
+
+@pytest.mark.parametrize("args", [(), ("-n", "2")], ids=["one process", "two xdist workers"])
+def test_the_cpu_table_counts_a_childs_cpu_and_not_a_wait(tmp_path, args):
+    """A child process that spins 0.8 s of CPU is counted in its test's module; a test that
+    sleeps costs wall time and next to no CPU; the two modules add up to the total."""
+    rows = _cpu_table(tmp_path, *args)
+    spin, sleep, total = rows["tests/test_spin.py"], rows["tests/test_sleep.py"], rows["in all"]
+    assert spin[0] >= 0.75 and spin[2] == 1, rows
+    assert sleep[0] < 0.3 and sleep[1] >= 0.95 and sleep[2] == 2, rows
+    assert total[2] == 3 and total[0] == pytest.approx(spin[0] + sleep[0], abs=0.11), rows
