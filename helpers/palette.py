@@ -52,6 +52,7 @@ BAR_HATCHES = ("", "//", "..", "xx", "\\\\", "++", "--", "oo")
 
 
 def bar_style(k: int) -> dict[str, object]:
-    """The colour, hatch and edge of the ``k``-th series of bars (matplotlib keywords)."""
+    """The fill, hatch and edge of the ``k``-th series of bars (matplotlib keywords; a legend's
+    ``Patch`` takes them too, where ``color`` with ``edgecolor`` would warn)."""
     k %= len(SERIES_COLOURS)
-    return {"color": SERIES_COLOURS[k], "hatch": BAR_HATCHES[k], "edgecolor": "white"}
+    return {"facecolor": SERIES_COLOURS[k], "hatch": BAR_HATCHES[k], "edgecolor": "white"}

@@ -318,8 +318,17 @@ def test_nothing_leaks_into_the_learner_notebook(nb_id):
 @pytest.mark.parametrize("nb_id", SOURCE_IDS)
 def test_source_notebook_executes(nb_id, tmp_path_factory):
     """Top to bottom without an error (once for the test run: the claims tests read the
-    outputs of this same execution)."""
-    executed_notebook(nb_id, tmp_path_factory)  # raises CellExecutionError where a cell fails
+    outputs of this same execution), and no cell writes to stderr: a warning there is shown
+    to the learner under the cell (a library's deprecation, a figure's clashing keywords)."""
+    nb = executed_notebook(nb_id, tmp_path_factory)  # raises CellExecutionError where one fails
+    warned = [
+        f"{cell.get('id')}: {out.text.strip()[:300]}"
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for out in cell.get("outputs", [])
+        if out.get("output_type") == "stream" and out.get("name") == "stderr"
+    ]
+    assert not warned, f"{nb_id} writes to stderr under its cells:\n" + "\n".join(warned)
 
 
 @pytest.mark.slow

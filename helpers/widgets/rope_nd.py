@@ -458,7 +458,7 @@ class MropeExplorer(Explorer):
         for bar, a, t in zip(self.bars, axis, turn):
             bar.set_height(max(float(t), 1e-6))
             style = bar_style(int(a))
-            bar.set_facecolor(style["color"])
+            bar.set_facecolor(style["facecolor"])
             bar.set_hatch(style["hatch"])
             bar.set_edgecolor(style["edgecolor"])
         fastest = [float(turn[axis == a].max()) if np.any(axis == a) else 0.0 for a in range(3)]
