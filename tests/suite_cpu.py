@@ -4,7 +4,9 @@ A test's CPU is what its worker process and every process it started and waited 
 while the test ran (its setup, call and teardown): kernels, nbgrader, JupyterLab servers,
 Chromium, hubs, trainings. A process is counted when it ends, so a server shared by a module
 is counted in the teardown of the module's last test, and one shared by the whole run in the
-last test of its worker. The CPU of the machine's other work is not counted.
+last test of its worker. A server that runs detached from the worker (the hub, in a session
+of its own; PostgreSQL, which ``pg_ctl`` leaves running) is not counted, nor is the CPU of the
+machine's other work.
 
 With ``--durations`` (as ``.ci/run`` and the README's measurement run it), the run ends with
 the table, the modules that cost most first, after pytest's own slowest durations. Under
