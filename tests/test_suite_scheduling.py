@@ -9,6 +9,10 @@ seen without a change here.
 from __future__ import annotations
 
 import ast
+import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -119,11 +123,6 @@ def test_it_waits_again():
 def _cpu_table(tmp_path: Path, *args: str) -> dict[str, tuple[float, float, int]]:
     """Runs a suite of two modules with ``--durations`` the way ``make test`` does (this
     suite's conftest, so its table) and reads the table it printed."""
-    import re
-    import shutil
-    import subprocess
-    import sys
-
     tests = tmp_path / "tests"
     tests.mkdir()
     (tests / "__init__.py").write_text("")
