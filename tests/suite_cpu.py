@@ -47,22 +47,24 @@ def add(into: dict, counts: dict) -> None:
         mine[2] += tests
 
 
+def _line(cpu: float, wall: float, tests: int, name: str) -> str:
+    return f"{cpu:8.1f} {wall:8.1f} {tests:6d}  {name}"
+
+
+def _sums(counts: list) -> tuple[float, float, int]:
+    """CPU, wall and tests of ``counts`` ([cpu, wall, tests] each), added up."""
+    return sum(c for c, _, _ in counts), sum(w for _, w, _ in counts), sum(n for _, _, n in counts)
+
+
 def table(counts: dict, shown: int = SHOWN) -> list[str]:
     """The lines of the summary: the costliest modules first, then the others and the total."""
     rows = sorted(counts.items(), key=lambda kv: -kv[1][0])
-    total_cpu = sum(c for c, _, _ in counts.values())
-    total_wall = sum(w for _, w, _ in counts.values())
-    total_tests = sum(n for _, _, n in counts.values())
     lines = [f"{'CPU s':>8} {'wall s':>8} {'tests':>6}  module (CPU: the worker and what it ran)"]
-    for module, (cpu, wall, tests) in rows[:shown]:
-        lines.append(f"{cpu:8.1f} {wall:8.1f} {tests:6d}  {module}")
-    rest = rows[shown:]
+    lines += [_line(*c, module) for module, c in rows[:shown]]
+    rest = [c for _, c in rows[shown:]]
     if rest:
-        cpu = sum(c for _, (c, _, _) in rest)
-        wall = sum(w for _, (_, w, _) in rest)
-        tests = sum(n for _, (_, _, n) in rest)
-        lines.append(f"{cpu:8.1f} {wall:8.1f} {tests:6d}  the other {len(rest)} modules")
-    lines.append(f"{total_cpu:8.1f} {total_wall:8.1f} {total_tests:6d}  in all")
+        lines.append(_line(*_sums(rest), f"the other {len(rest)} modules"))
+    lines.append(_line(*_sums(list(counts.values())), "in all"))
     return lines
 
 
