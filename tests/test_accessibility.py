@@ -49,6 +49,7 @@ from tests.test_browser import (
     MIN_TRACK,
     _explorer_classes,
     _open_and_run,
+    _settled,
     _skip_reason,
     _stop_kernels,
     browser,  # noqa: F401  (a fixture)
@@ -169,7 +170,7 @@ def opened(request, lab, browser):  # noqa: F811
         news = page.get_by_role("button", name="No", exact=True)  # JupyterLab's news prompt
         if news.count():
             news.first.click()
-        time.sleep(1.0)
+        _settled(page)
         explorers = (
             page.locator(".widget-vbox")
             .filter(has=page.locator("img"))
@@ -362,7 +363,7 @@ def test_controls_and_figures_at_200_percent_zoom(opened):
     page = opened.page
     page.set_viewport_size(ZOOMED)
     try:
-        time.sleep(1.0)
+        _settled(page)
         problems = []
         shots = []
         for k, explorer in enumerate(opened.explorers):
@@ -388,7 +389,7 @@ def test_controls_and_figures_at_200_percent_zoom(opened):
         page.screenshot(path=str(SHOTS / f"{opened.name}-200-page.png"))
         # each explorer whole, to look at: the same width, a window tall enough to hold it
         page.set_viewport_size({"width": ZOOMED["width"], "height": TALL})
-        time.sleep(0.5)
+        _settled(page)
         for k, explorer in enumerate(shots):
             explorer.scroll_into_view_if_needed()
             explorer.screenshot(path=str(SHOTS / f"{opened.name}-200-explorer-{k}.png"))

@@ -149,6 +149,44 @@ RUN_DONE_JS = r"""() => {
   return !!kernel && kernel.status === 'idle' && !prompts.some(t => t.includes('*'))
     && prompts.some(t => /\d/.test(t));
 }"""
+# The page has stopped moving: no widget output still "Loading widget...", every picture
+# loaded, and the boxes of the outputs, explorers and pictures the same over ``frames``
+# animation frames in a row (a redraw, a re-layout after a resize, a view still arriving
+# each move one); then the fonts are loaded. What it still waited for, after ``ms``.
+SETTLED_JS = r"""async ([frames, ms]) => {
+  const frame = () => new Promise(r => requestAnimationFrame(() => r()));
+  const outputs = () => [...document.querySelectorAll('.jp-OutputArea-output')];
+  const loading = () => outputs().filter(o => o.childNodes.length === 1
+    && o.firstChild.nodeType === Node.TEXT_NODE && o.firstChild.data.startsWith('Loading widget'));
+  const pending = () => [...document.images].filter(i => i.src && !i.complete);
+  const boxes = () => JSON.stringify([...document.querySelectorAll(
+      '.jp-OutputArea-output, .widget-vbox, .jp-OutputArea-output img')].map(e => {
+    const b = e.getBoundingClientRect(); return [b.x, b.y, b.width, b.height]; }));
+  const start = performance.now();
+  let last = null, still = 0;
+  while (still < frames) {
+    if (performance.now() - start > ms) {
+      return `${loading().length} widget outputs loading, ${pending().length} pictures ` +
+             `loading, ${still} of ${frames} frames without a move`;
+    }
+    await frame();
+    const now = boxes();
+    still = (now === last && !loading().length && !pending().length) ? still + 1 : 0;
+    last = now;
+  }
+  await document.fonts.ready;
+  return '';
+}"""
+SETTLED_FRAMES, SETTLED_MS = 10, 120_000
+
+
+def _settled(page, ms: int = SETTLED_MS) -> None:
+    """Wait until the page has stopped moving (SETTLED_JS): fails if it still moves after
+    ``ms``."""
+    still = page.evaluate(SETTLED_JS, [SETTLED_FRAMES, ms])
+    assert not still, f"the page still moved after {ms / 1000:.1f} s: {still}"
+
+
 KERNEL_START_MS = 180_000  # a kernel's start on a busy machine
 RUN_ALL_MS = 300_000  # a notebook's Run All on a busy machine, to its explorer
 
@@ -369,6 +407,62 @@ def _explorer_classes(assignment: str) -> list[type]:
     return [cls for module, cls in bench.explorer_classes() if module in modules]
 
 
+# Pages that have not stopped moving, and one that has, for the wait the tests use
+# (_settled): an output that grows every frame, a widget output still loading, a picture
+# that never arrives (a server that answers nothing), and a still page drawn late.
+MOVING = (
+    '<div class="jp-OutputArea-output" id="o" style="width:10px">x</div><script>'
+    "let w = 10; (function grow() { w += 1; o.style.width = w + 'px'; "
+    "requestAnimationFrame(grow); })();</script>"
+)
+LOADING = '<div class="jp-OutputArea-output">Loading widget...</div>'
+STILL = (
+    '<div class="jp-OutputArea-output" id="o"></div><script>setTimeout(() => '
+    "{ o.innerHTML = '<div class=\"widget-vbox\">drawn</div>'; }, 300);</script>"
+)
+
+
+@pytest.mark.skipif(bool(_skip_reason()), reason=_skip_reason() or "ready")
+def test_the_wait_for_a_still_page_waits_for_what_moves(browser):
+    """_settled fails on a page that keeps moving or still loads, and returns on a still one
+    (after what it drew late: a wait for a condition, not a time)."""
+    import http.server
+    import threading
+
+    class Silent(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            time.sleep(3)  # a picture that does not come in the wait's time
+            self.send_error(404)
+
+        def log_message(self, *_):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Silent)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    page = browser.new_page()
+    try:
+        never = f'<div class="jp-OutputArea-output"><img src="http://127.0.0.1:{port}/a.png"></div>'
+        for html, said in (
+            (MOVING, "0 widget outputs loading, 0 pictures loading"),
+            (LOADING, "1 widget outputs loading"),
+            (never, "1 pictures loading"),
+        ):
+            page.set_content(html, wait_until="commit")
+            with pytest.raises(AssertionError, match=said):
+                _settled(page, ms=1500)
+        page.set_content(STILL)
+        start = time.monotonic()
+        _settled(page, ms=10_000)
+        assert page.locator(".widget-vbox").count() == 1, "returned before the late drawing"
+        assert time.monotonic() - start < 5, "a still page took seconds"
+    finally:
+        page.close()
+        server.shutdown()
+        server.server_close()
+
+
 @pytest.mark.skipif(bool(_skip_reason()), reason=_skip_reason() or "ready")
 def test_widget_slider_changes_figure(lab, browser):
     """Run all cells of 02_sincos; the explorer renders; moving ``d`` redraws its figure."""
@@ -382,7 +476,7 @@ def test_widget_slider_changes_figure(lab, browser):
         explorer, image = _open_and_run(page, url, token, assignment)
         image.screenshot(path=str(ARTIFACTS / f"{assignment}-before.png"))
         _set(page, explorer, image, "d", "8")
-        time.sleep(0.5)
+        _settled(page)
         image.screenshot(path=str(ARTIFACTS / f"{assignment}-after.png"))
     finally:
         page.close()
@@ -409,7 +503,7 @@ def test_korean_notebook_answers_in_korean(lab, browser):
     page.set_default_timeout(120_000)
     try:
         explorer, _ = _open_and_run(page, url, token, KOREAN)
-        time.sleep(1.0)
+        _settled(page)
         explorer.screenshot(path=str(ARTIFACTS / f"{KOREAN}-explorer.png"))
         last = page.locator(".jp-Cell").last
         last.locator(".jp-OutputArea-output").first.wait_for(timeout=300_000)
@@ -506,7 +600,7 @@ def test_a_drag_redraws_the_explorer_before_the_release(lab, browser):
     drags = {}
     try:
         explorer, image = _open_and_run(page, url, token, assignment)
-        time.sleep(1.0)
+        _settled(page)
         for label, name in (("m (query)", "m"), ("base", "base")):
             drags[name] = _drag(page, explorer, image, label, f"{assignment}-{name}")
         m = _slider(page, explorer, "m (query)")
