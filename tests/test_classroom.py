@@ -453,7 +453,8 @@ def test_unknown_assignment_lists_the_valid_ones(tmp_path):
 
 def test_a_pool_worker_killed_mid_run_loses_nothing(tmp_path):
     """A grading worker of the local pool is killed mid-run: the notebooks it held are graded
-    again, every learner gets the right score and the bar counts every notebook."""
+    again, every learner gets the right score and the bar counts every notebook; the
+    folders of the processes it had started ahead are gone when the run ends."""
     import multiprocessing
     import os
     import signal
@@ -466,6 +467,7 @@ def test_a_pool_worker_killed_mid_run_loses_nothing(tmp_path):
         kit.fill(course, f"s{i}", "ex1", broken=["answer_half"] if i % 2 else [])
         want[f"s{i}"] = 2.0 if i % 2 else 5.0
     killed: list[int] = []
+    folders: set[str] = set()  # the killed worker's processes' working folders
 
     def kill_one_mid_run() -> None:
         deadline = time.monotonic() + 300
@@ -473,6 +475,7 @@ def test_a_pool_worker_killed_mid_run_loses_nothing(tmp_path):
             if list(course.glob("autograded/*/ex1/ex1.ipynb")):
                 workers = multiprocessing.active_children()
                 if workers:
+                    folders.update(_temporary_folders(workers[0].pid))
                     os.kill(workers[0].pid, signal.SIGKILL)
                     killed.append(workers[0].pid)
                     return
@@ -487,6 +490,29 @@ def test_a_pool_worker_killed_mid_run_loses_nothing(tmp_path):
     assert all(t.ok for t in report.tasks), report.summary()
     assert {s: report.scores[s]["ex1"] for s in want} == want
     assert "6/6 learners  6/6 notebooks" in err.getvalue(), err.getvalue()
+    assert folders, "the killed worker had no process started ahead in a folder of its own"
+    left = sorted(f for f in folders if os.path.exists(f))
+    assert not left, f"the killed worker's folders stayed after the run: {left}"
+
+
+def _temporary_folders(pid: int) -> set[str]:
+    """The course's temporary folders (``pe-...`` in the temporary folder) the processes
+    ``pid`` started work in (its children and theirs): a spare's, a zygote's."""
+    import os
+    import tempfile
+
+    top = os.path.realpath(tempfile.gettempdir()) + os.sep
+    found, todo = set(), _children(pid)
+    while todo:
+        child = todo.pop()
+        try:
+            cwd = os.readlink(f"/proc/{child}/cwd")
+            todo += _children(child)
+        except OSError:
+            continue
+        if cwd.startswith(top + "pe-"):
+            found.add(cwd)
+    return found
 
 
 def _children(pid: int) -> list[int]:

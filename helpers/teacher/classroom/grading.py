@@ -21,6 +21,7 @@ import concurrent.futures as cf
 import os
 import random
 import sys
+import tempfile
 import threading
 import time
 import warnings
@@ -124,16 +125,22 @@ def _worker_init(
     log: str | None = None,
     env: dict[str, str] | None = None,
     probe: tuple[str, str] | None = None,
+    scratch: str | None = None,
 ) -> None:
     """Each worker loads nbgrader and the course configuration once; with ``log``, what it
     prints (nbgrader's log, warnings) goes to that file instead of the progress bar's stream.
     ``env``: the grading process's environment (a worker forked from the warm server
     starts with the server's, ``helpers.teacher.classroom.warm``); ``probe``: the grading
-    process's probe of bubblewrap (``sandbox.probed``), which the worker takes as its own."""
+    process's probe of bubblewrap (``sandbox.probed``), which the worker takes as its own;
+    ``scratch``: the folder the worker makes its temporary folders in (its processes'
+    started ahead, its kernels' sockets), which the grading process removes at its end,
+    so that a worker killed mid-run leaves nothing behind."""
     global _API, _API_KEY
     if env is not None:
         os.environ.clear()
         os.environ.update(env)
+    if scratch is not None:
+        tempfile.tempdir = scratch  # this process's own: its children get their own folders
     if probe is not None:
         sandbox.remember(*probe)
     if log is not None:
@@ -750,6 +757,12 @@ def _run_pool(
     workers (so each task's start is known to the progress bar); ``context``: the
     ``multiprocessing`` context they start from (default: the warm server's)."""
     context = context if context is not None else warm.context()
+    with tempfile.TemporaryDirectory(prefix="pe-run-", ignore_cleanup_errors=True) as scratch:
+        _run_rounds(course, url, tasks, jobs, tally, log, context, scratch)
+
+
+def _run_rounds(course, url, tasks, jobs, tally, log, context, scratch: str) -> None:
+    """``_run_pool``'s rounds, the workers' temporary folders in ``scratch``."""
     pending = list(tasks)
     for _round in range(2):  # a second round only for tasks whose worker died
         if not pending:
@@ -766,6 +779,7 @@ def _run_pool(
                 None if log is None else str(log),
                 dict(os.environ),
                 sandbox.probed(),
+                scratch,
             ),
         ) as pool:
             queue, running, broken = list(pending), {}, False
