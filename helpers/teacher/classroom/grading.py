@@ -755,65 +755,62 @@ def _run_pool(
 ) -> None:
     """Grade ``tasks`` in ``jobs`` worker processes, no more tasks handed out than there are
     workers (so each task's start is known to the progress bar); ``context``: the
-    ``multiprocessing`` context they start from (default: the warm server's)."""
+    ``multiprocessing`` context they start from (default: the warm server's). The workers
+    make their temporary folders in one of the run's, removed at its end: a worker killed
+    mid-run cannot remove its own."""
     context = context if context is not None else warm.context()
     with tempfile.TemporaryDirectory(prefix="pe-run-", ignore_cleanup_errors=True) as scratch:
-        _run_rounds(course, url, tasks, jobs, tally, log, context, scratch)
-
-
-def _run_rounds(course, url, tasks, jobs, tally, log, context, scratch: str) -> None:
-    """``_run_pool``'s rounds, the workers' temporary folders in ``scratch``."""
-    pending = list(tasks)
-    for _round in range(2):  # a second round only for tasks whose worker died
-        if not pending:
-            break
-        lost: list[Task] = []
-        slots = min(jobs, len(pending))
-        with cf.ProcessPoolExecutor(
-            max_workers=slots,
-            mp_context=context,
-            initializer=_worker_init,
-            initargs=(
-                str(course),
-                url,
-                None if log is None else str(log),
-                dict(os.environ),
-                sandbox.probed(),
-                scratch,
-            ),
-        ) as pool:
-            queue, running, broken = list(pending), {}, False
-            while running or (queue and not broken):
-                while queue and not broken and len(running) < slots:
-                    task = queue.pop(0)
-                    try:
-                        future = pool.submit(
-                            _worker_grade, task.student, task.assignment, not queue
-                        )
-                        running[future] = task
-                    except cf.process.BrokenProcessPool:
-                        broken = True
-                        queue.insert(0, task)
-                        break
-                    tally.start(task)
-                done, _ = cf.wait(list(running), timeout=1.0, return_when=cf.FIRST_COMPLETED)
-                if not done:
-                    tally.tick()
-                for fut in done:
-                    task = running.pop(fut)
-                    try:
-                        out = fut.result()
-                    except cf.process.BrokenProcessPool:
-                        tally.stop(task)
-                        lost.append(task)
-                        broken = True
-                        continue
-                    except Exception as exc:  # noqa: BLE001  (report it, never stop the class)
-                        out = failed(f"{type(exc).__name__}: {exc}")
-                    tally.finish(task, out)
-            lost += queue if broken else []
-        pending = lost
-        if pending and _round == 0:
-            jobs = 1  # whatever killed a worker, grade the rest one at a time
-    for task in pending:
-        tally.finish(task, failed("the grading worker died", 2))
+        pending = list(tasks)
+        for _round in range(2):  # a second round only for tasks whose worker died
+            if not pending:
+                break
+            lost: list[Task] = []
+            slots = min(jobs, len(pending))
+            with cf.ProcessPoolExecutor(
+                max_workers=slots,
+                mp_context=context,
+                initializer=_worker_init,
+                initargs=(
+                    str(course),
+                    url,
+                    None if log is None else str(log),
+                    dict(os.environ),
+                    sandbox.probed(),
+                    scratch,
+                ),
+            ) as pool:
+                queue, running, broken = list(pending), {}, False
+                while running or (queue and not broken):
+                    while queue and not broken and len(running) < slots:
+                        task = queue.pop(0)
+                        try:
+                            future = pool.submit(
+                                _worker_grade, task.student, task.assignment, not queue
+                            )
+                            running[future] = task
+                        except cf.process.BrokenProcessPool:
+                            broken = True
+                            queue.insert(0, task)
+                            break
+                        tally.start(task)
+                    done, _ = cf.wait(list(running), timeout=1.0, return_when=cf.FIRST_COMPLETED)
+                    if not done:
+                        tally.tick()
+                    for fut in done:
+                        task = running.pop(fut)
+                        try:
+                            out = fut.result()
+                        except cf.process.BrokenProcessPool:
+                            tally.stop(task)
+                            lost.append(task)
+                            broken = True
+                            continue
+                        except Exception as exc:  # noqa: BLE001  (report it, never stop the class)
+                            out = failed(f"{type(exc).__name__}: {exc}")
+                        tally.finish(task, out)
+                lost += queue if broken else []
+            pending = lost
+            if pending and _round == 0:
+                jobs = 1  # whatever killed a worker, grade the rest one at a time
+        for task in pending:
+            tally.finish(task, failed("the grading worker died", 2))
