@@ -658,7 +658,10 @@ def test_a_huge_notebook_does_not_freeze_the_teachers_server(graded, grade_ui):
     path = graded / "autograded" / "alice" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     saved = path.read_bytes()
     nb = nbformat.reads(saved.decode("utf-8"), as_version=4)
-    nb.cells += [nbformat.v4.new_markdown_cell(f"padding {i}") for i in range(30_000)]
+    # ids of their own: 30,000 random ids of 8 hex digits collide about one run in ten
+    nb.cells += [
+        nbformat.v4.new_markdown_cell(f"padding {i}", id=f"pad-{i}") for i in range(30_000)
+    ]
     nbformat.write(nb, path)
     got: dict = {}
 
