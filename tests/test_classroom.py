@@ -501,13 +501,13 @@ def _temporary_folders(pid: int) -> set[str]:
     import os
     import tempfile
 
+    from helpers.teacher.task_cgroup import process_tree
+
     top = os.path.realpath(tempfile.gettempdir()) + os.sep
-    found, todo = set(), _children(pid)
-    while todo:
-        child = todo.pop()
+    found = set()
+    for child in process_tree(pid)[1:]:
         try:
             cwd = os.readlink(f"/proc/{child}/cwd")
-            todo += _children(child)
         except OSError:
             continue
         if cwd.startswith(top + "pe-"):
